@@ -1,0 +1,87 @@
+//! `tj expand`: print a stored original, whole or in part.
+
+use anyhow::{Result, bail};
+
+use crate::emit;
+use crate::env::Env;
+use crate::exit::Status;
+use crate::reduce::split_lines;
+use crate::store::Store;
+
+/// Print a stored original
+///
+/// ID is the artifact id a rendition names (a unique prefix is enough). By default the
+/// output is rendered as the terminal showed it, ANSI stripped, and line numbers match the
+/// `(L120–480)` ranges in omission markers.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The artifact id
+    id: String,
+
+    /// The exact bytes the command wrote
+    #[arg(long, conflicts_with = "lines")]
+    raw: bool,
+
+    /// Only lines A to B (1-based, inclusive), e.g. `120:480`, `120:` or `:40`
+    #[arg(long, value_name = "A:B")]
+    lines: Option<String>,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
+    let store = Store::new(env)?;
+    let bytes = match store.read(&args.id) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            crate::diag::error(&err);
+            return Ok(Status::Failure);
+        }
+    };
+    if args.raw {
+        emit::stdout_bytes(&bytes)?;
+        return Ok(Status::Ok);
+    }
+    let rendered = crate::reduce::screen(&bytes);
+    let lines = split_lines(&rendered);
+    let (from, to) = match &args.lines {
+        Some(range) => parse_range(range, lines.len())?,
+        None => (1, lines.len()),
+    };
+    if from > to {
+        return Ok(Status::Ok);
+    }
+    emit::stdout(&lines[from - 1..to].join("\n"))?;
+    Ok(Status::Ok)
+}
+
+/// Parses `A:B` into a 1-based inclusive range clamped to `len` lines.
+fn parse_range(text: &str, len: usize) -> Result<(usize, usize)> {
+    let Some((a, b)) = text.split_once(':') else {
+        bail!("--lines takes A:B (e.g. 120:480), got `{text}`");
+    };
+    let num = |s: &str, default: usize| -> Result<usize> {
+        if s.is_empty() {
+            return Ok(default);
+        }
+        s.trim()
+            .parse::<usize>()
+            .map_err(|_| anyhow::anyhow!("--lines: `{s}` is not a line number"))
+    };
+    let from = num(a, 1)?.max(1);
+    let to = num(b, len)?.min(len);
+    Ok((from, to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_clamp() {
+        assert_eq!(parse_range("120:480", 1000).unwrap(), (120, 480));
+        assert_eq!(parse_range(":40", 1000).unwrap(), (1, 40));
+        assert_eq!(parse_range("990:", 1000).unwrap(), (990, 1000));
+        assert_eq!(parse_range("0:5000", 10).unwrap(), (1, 10));
+        assert!(parse_range("12", 10).is_err());
+        assert!(parse_range("a:b", 10).is_err());
+    }
+}

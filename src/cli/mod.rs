@@ -1,0 +1,69 @@
+//! The command line: `Cli` (clap derive) and one module per subcommand, each with its
+//! `Args` and a `run(args, &Env) -> Result<Status>`.
+
+mod expand;
+mod reduce;
+mod reduce_json;
+mod rules;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::env::Env;
+use crate::exit::Status;
+
+/// Run builds and tests for AI agents: every failure kept, the noise dropped
+///
+/// tj reduces command output for AI coding agents. Errors, failures, assertion diffs,
+/// stack frames, file:line locations and summaries are kept verbatim; passing tests,
+/// progress redraws, ANSI codes and repeats are dropped. The original is stored first and
+/// the rendition says how to get it back (`tj expand ID`).
+#[derive(Debug, Parser)]
+#[command(name = "tj", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Reduce(reduce::Args),
+    ReduceJson(reduce_json::Args),
+    Expand(expand::Args),
+    #[command(subcommand)]
+    Rules(rules::Command),
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<Status> {
+    let env = Env::capture();
+    let result = match cli.command {
+        Command::Reduce(args) => reduce::run(&args, &env),
+        Command::ReduceJson(args) => reduce_json::run(&args, &env),
+        Command::Expand(args) => expand::run(&args, &env),
+        Command::Rules(cmd) => rules::run(cmd, &env),
+    };
+    match result {
+        Err(err) if crate::diag::is_broken_pipe(&err) => Ok(Status::Ok),
+        other => other,
+    }
+}
+
+/// Reads all of a file, or stdin for `None` or `-`.
+fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
+    use std::io::Read;
+
+    use anyhow::Context;
+    let mut bytes = Vec::new();
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            std::fs::File::open(p)
+                .and_then(|mut f| f.read_to_end(&mut bytes))
+                .with_context(|| format!("could not read `{}`", p.display()))?;
+        }
+        _ => {
+            std::io::stdin().lock().read_to_end(&mut bytes).context("could not read stdin")?;
+        }
+    }
+    Ok(bytes)
+}

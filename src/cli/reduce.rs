@@ -1,0 +1,145 @@
+//! `tj reduce`: reduce output that already exists (a file or stdin).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::emit::{self, Format};
+use crate::env::Env;
+use crate::exit::Status;
+use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
+use crate::store::{Metadata, Store};
+use crate::{diag, rules};
+
+/// Reduce output that already exists
+///
+/// Reads FILE (or stdin), picks a rule from the command given with --command or after
+/// `--`, and prints the rendition. The original is stored first; the rendition names it
+/// (`tj expand ID`). When it cannot be stored, nothing is dropped.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The output to reduce; stdin when absent or `-`
+    file: Option<PathBuf>,
+
+    /// The command that produced the output, as a shell string
+    #[arg(long, value_name = "CMD", conflicts_with = "argv")]
+    command: Option<String>,
+
+    /// Its exit code (failure windows are wider, and the rendition says it)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    exit_code: Option<i64>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+
+    /// Print the whole original (ANSI stripped), no reduction
+    #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
+    raw: bool,
+
+    /// The command's argv, exactly as run
+    #[arg(last = true, value_name = "ARGV")]
+    argv: Vec<String>,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
+    let raw = super::read_input(args.file.as_deref())?;
+    let outcome = reduce_and_store(
+        &raw,
+        &Request {
+            argv: &args.argv,
+            command: args.command.as_deref(),
+            tool_name: None,
+            exit_code: args.exit_code,
+            raw: args.raw,
+            classifier: None,
+        },
+        env,
+    );
+    match args.format {
+        Format::Text => emit::stdout(&outcome.text)?,
+        Format::Json => emit::json(&outcome.to_json(None, None))?,
+    }
+    Ok(Status::Ok)
+}
+
+/// What to reduce, shared by `reduce` and `reduce-json`.
+pub(crate) struct Request<'a> {
+    pub(crate) argv: &'a [String],
+    pub(crate) command: Option<&'a str>,
+    pub(crate) tool_name: Option<&'a str>,
+    pub(crate) exit_code: Option<i64>,
+    pub(crate) raw: bool,
+    /// Force this rule id (tokenjuice's `classifier` option).
+    pub(crate) classifier: Option<&'a str>,
+}
+
+/// Loads configuration and rules, stores the original, reduces, records metadata. Every
+/// problem is one warning on stderr and a fail-open outcome, never an error.
+pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> reduce::Reduction {
+    let config = Config::load(env);
+    for problem in &config.problems {
+        diag::warn_once(problem);
+    }
+    let mut set = rules::load::load(env);
+    for problem in &set.problems {
+        diag::warn_once(&problem.to_string());
+    }
+    if let Some(id) = req.classifier {
+        match set.get(id) {
+            Some(rule) => {
+                // Forcing a rule: a one-rule set (plus the fallback) selects it for any argv.
+                let mut forced = rule.clone();
+                forced.rule.matcher = rules::schema::Match::default();
+                forced.rule.priority = i64::MAX / 2000;
+                set.insert(forced);
+            }
+            None => diag::warn_once(&format!("no rule `{id}`; selecting by command instead")),
+        }
+    }
+    let store = Store::new(env);
+    let mut meta = Metadata {
+        command: req.command.map(str::to_owned),
+        argv: req.argv.to_vec(),
+        cwd: env.cwd.as_ref().map(|p| p.display().to_string()),
+        exit_code: req.exit_code,
+        session: env.session.clone(),
+        ..Metadata::default()
+    };
+    let persisted = match &store {
+        Ok(store) => store.persist(raw, &mut meta),
+        Err(err) => Err(anyhow::anyhow!("{err:#}")),
+    };
+    let artifact: Option<ArtifactRef> = match persisted {
+        Ok(artifact) => Some(artifact),
+        Err(err) => {
+            diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
+            None
+        }
+    };
+    let opts = Options { limits: config.limits, raw: req.raw, artifact: artifact.as_ref() };
+    let input = Input {
+        raw,
+        argv: req.argv,
+        command: req.command,
+        tool_name: req.tool_name,
+        exit_code: req.exit_code,
+    };
+    let outcome = reduce::run(&input, &set, &opts);
+    if outcome.passthrough == Some(Passthrough::Panicked) {
+        diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
+    }
+    for problem in &outcome.problems {
+        diag::warn_once(problem);
+    }
+    if let (Ok(store), Some(_)) = (&store, &artifact) {
+        meta.rule = Some(outcome.rule.clone());
+        meta.reduced_chars = Some(outcome.reduced_chars);
+        meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
+        if let Err(err) = store.write_metadata(&meta) {
+            diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
+        }
+    }
+    outcome
+}

@@ -1,0 +1,203 @@
+//! `tj rules list | verify | explain`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::emit;
+use crate::env::Env;
+use crate::exit::Status;
+use crate::rules::load::{self, Dirs};
+use crate::rules::select::{self, Query};
+use crate::rules::verify::{self, Fixture};
+
+/// Inspect and check the rule set
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// One line per rule of the merged set: id, family, layer, file
+    List,
+    /// Check every rule (and with --fixtures, every fixture); exits 1 on any problem
+    Verify(VerifyArgs),
+    /// Which rule a command selects, and why
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct VerifyArgs {
+    /// Also reduce every fixture under DIR and check must_keep, must_drop, determinism,
+    /// provenance, and that every builtin rule has a fixture
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "tests/fixtures")]
+    fixtures: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExplainArgs {
+    /// The command as a shell string (instead of ARGV)
+    #[arg(long, value_name = "CMD", conflicts_with = "argv")]
+    command: Option<String>,
+
+    /// The command, exactly as it would be run
+    #[arg(last = true, value_name = "ARGV")]
+    argv: Vec<String>,
+}
+
+pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
+    match cmd {
+        Command::List => list(env),
+        Command::Verify(args) => verify(&args, env),
+        Command::Explain(args) => explain(&args, env),
+    }
+}
+
+fn list(env: &Env) -> Result<Status> {
+    let set = load::load(env);
+    for problem in &set.problems {
+        crate::diag::warn_once(&problem.to_string());
+    }
+    let width = set.rules().iter().map(|r| r.rule.id.len()).max().unwrap_or(0);
+    let fwidth = set.rules().iter().map(|r| r.rule.family.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for r in set.rules() {
+        let _ = writeln!(
+            out,
+            "{:width$}  {:fwidth$}  {:7}  {}",
+            r.rule.id,
+            r.rule.family,
+            r.layer.as_str(),
+            r.path.display()
+        );
+    }
+    emit::stdout(out.trim_end())?;
+    Ok(Status::Ok)
+}
+
+fn verify(args: &VerifyArgs, env: &Env) -> Result<Status> {
+    let set = load::load(env);
+    let mut problems = verify::check_rules(&set);
+    let mut summary = format!("{} rules", set.rules().len());
+    if let Some(dir) = &args.fixtures {
+        let cases = read_fixtures(dir, &mut problems)?;
+        let mut reduced = 0;
+        for case in &cases {
+            let report = verify::check_fixture(&set, case);
+            reduced += usize::from(report.reduced);
+            problems.extend(report.problems);
+        }
+        for id in verify::uncovered_rules(&set, &cases) {
+            problems.push(format!("rule `{id}` has no fixture that selects it"));
+        }
+        let _ = write!(summary, ", {} fixtures ({reduced} reduced)", cases.len());
+    }
+    let mut out = String::new();
+    for p in &problems {
+        let _ = writeln!(out, "{p}");
+    }
+    let verdict = if problems.is_empty() { "ok" } else { "FAILED" };
+    let _ = write!(out, "{verdict}: {summary}, {} problems", problems.len());
+    emit::stdout(&out)?;
+    Ok(if problems.is_empty() { Status::Ok } else { Status::Failure })
+}
+
+/// Reads every `*.json` fixture below `dir`, sorted by path.
+pub(crate) fn read_fixtures(dir: &Path, problems: &mut Vec<String>) -> Result<Vec<Fixture>> {
+    let mut paths = Vec::new();
+    walk(dir, &mut paths)
+        .with_context(|| format!("could not read fixtures in `{}`", dir.display()))?;
+    paths.sort();
+    let mut cases = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("could not read `{}`", path.display()))?;
+        match serde_json::from_str::<Fixture>(&text) {
+            Ok(mut case) => {
+                if case.id.is_empty() {
+                    case.id = path.display().to_string();
+                }
+                cases.push(case);
+            }
+            Err(err) => problems.push(format!("{}: not a fixture: {err}", path.display())),
+        }
+    }
+    Ok(cases)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn explain(args: &ExplainArgs, env: &Env) -> Result<Status> {
+    let set = load::load(env);
+    for problem in &set.problems {
+        crate::diag::warn_once(&problem.to_string());
+    }
+    let dirs = Dirs::find(env);
+    let query = Query { argv: &args.argv, command: args.command.as_deref(), ..Query::default() };
+    let sel = select::select(&set, &query, None);
+    let mut out = String::new();
+    let given = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
+    let _ = writeln!(out, "command:  {given}");
+    if sel.identity.compound {
+        let _ = writeln!(
+            out,
+            "identity: compound (pipes, `;`, `&&`, subshells…): only the fallback applies"
+        );
+    } else {
+        let _ = writeln!(out, "identity: {}", sel.identity.command);
+    }
+    let r = sel.rule;
+    let _ = writeln!(out, "rule:     {} ({} layer, {})", r.rule.id, r.layer, r.path.display());
+    if sel.is_fallback() {
+        let _ = writeln!(out, "why:      no other rule matches");
+    } else {
+        let _ = writeln!(
+            out,
+            "why:      matches with score {}{}",
+            sel.score,
+            describe_match(&r.rule.matcher)
+        );
+    }
+    for (other, score) in &sel.runners_up {
+        let _ = writeln!(out, "also:     {} (score {score}, {} layer)", other.rule.id, other.layer);
+    }
+    let show = |d: &Option<PathBuf>| {
+        d.as_ref().map_or_else(|| "(none)".to_owned(), |p| p.display().to_string())
+    };
+    let _ = writeln!(out, "layers:   user {} · project {}", show(&dirs.user), show(&dirs.project));
+    emit::stdout(out.trim_end())?;
+    Ok(Status::Ok)
+}
+
+fn describe_match(m: &crate::rules::schema::Match) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = &m.argv0 {
+        parts.push(format!("argv0 in {v:?}"));
+    }
+    if let Some(v) = &m.git_subcommands {
+        parts.push(format!("git subcommand in {v:?}"));
+    }
+    if let Some(v) = &m.argv_includes {
+        parts.push(format!("argv includes all of {v:?}"));
+    }
+    if let Some(v) = &m.argv_includes_any {
+        parts.push(format!("argv includes one of {v:?}"));
+    }
+    if let Some(v) = &m.command_includes {
+        parts.push(format!("command includes {v:?}"));
+    }
+    if let Some(v) = &m.command_includes_any {
+        parts.push(format!("command includes one of {v:?}"));
+    }
+    if let Some(v) = &m.command_regex {
+        parts.push(format!("command matches /{v}/"));
+    }
+    if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) }
+}

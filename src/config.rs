@@ -1,0 +1,186 @@
+//! The optional configuration file, `<config dir>/config.json` (DESIGN.md "Configuration"),
+//! merged with `TJ_*` variables (which win) into the effective settings, each with where it
+//! came from. A malformed file is reported once and ignored, never fatal.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::env::{self, Env};
+use crate::reduce::Limits;
+
+/// Where a setting's value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// The config file.
+    File(PathBuf),
+    /// An environment variable.
+    Env(&'static str),
+}
+
+/// The effective configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Gate thresholds.
+    pub limits: Limits,
+    /// Where each limit came from: keepRatioMax, minSavingBytes, densityThreshold.
+    pub sources: [Source; 3],
+    /// The config file's path, whether or not it exists.
+    pub path: Option<PathBuf>,
+    /// Problems met (unreadable or malformed file, bad values), for one warning each.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct File {
+    keep_ratio_max: Option<f64>,
+    min_saving_bytes: Option<usize>,
+    density_threshold: Option<f64>,
+}
+
+impl Config {
+    /// Loads the file (if any) and applies the environment.
+    pub fn load(env: &Env) -> Config {
+        let path = env.config_dir().map(|d| d.join("config.json"));
+        let mut config = Config {
+            limits: Limits::default(),
+            sources: [Source::Default, Source::Default, Source::Default],
+            path: path.clone(),
+            problems: Vec::new(),
+        };
+        if let Some(path) = path {
+            match fs::read_to_string(&path) {
+                Ok(text) => match serde_json::from_str::<File>(&text) {
+                    Ok(file) => config.apply_file(&file, &path),
+                    Err(err) => config.problems.push(format!(
+                        "could not parse config `{}`: {err}; using defaults",
+                        path.display()
+                    )),
+                },
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => config.problems.push(format!(
+                    "could not read config `{}`: {err}; using defaults",
+                    path.display()
+                )),
+            }
+        }
+        config.apply_env(env);
+        config
+    }
+
+    fn apply_file(&mut self, file: &File, path: &std::path::Path) {
+        if let Some(v) = file.keep_ratio_max {
+            self.set_ratio(v, Source::File(path.to_path_buf()), "keepRatioMax");
+        }
+        if let Some(v) = file.min_saving_bytes {
+            self.limits.min_saving_bytes = v;
+            self.sources[1] = Source::File(path.to_path_buf());
+        }
+        if let Some(v) = file.density_threshold {
+            self.set_density(v, Source::File(path.to_path_buf()), "densityThreshold");
+        }
+    }
+
+    fn apply_env(&mut self, env: &Env) {
+        if let Some(text) = &env.keep_ratio_max {
+            match text.parse::<f64>() {
+                Ok(v) => {
+                    self.set_ratio(v, Source::Env(env::TJ_KEEP_RATIO_MAX), env::TJ_KEEP_RATIO_MAX);
+                }
+                Err(_) => self.bad(env::TJ_KEEP_RATIO_MAX, text),
+            }
+        }
+        if let Some(text) = &env.min_saving_bytes {
+            match text.parse::<usize>() {
+                Ok(v) => {
+                    self.limits.min_saving_bytes = v;
+                    self.sources[1] = Source::Env(env::TJ_MIN_SAVING_BYTES);
+                }
+                Err(_) => self.bad(env::TJ_MIN_SAVING_BYTES, text),
+            }
+        }
+        if let Some(text) = &env.density_threshold {
+            match text.parse::<f64>() {
+                Ok(v) => self.set_density(
+                    v,
+                    Source::Env(env::TJ_DENSITY_THRESHOLD),
+                    env::TJ_DENSITY_THRESHOLD,
+                ),
+                Err(_) => self.bad(env::TJ_DENSITY_THRESHOLD, text),
+            }
+        }
+    }
+
+    fn set_ratio(&mut self, v: f64, source: Source, name: &str) {
+        // Above 1.0 would adopt renditions larger than the original: never worse is not
+        // configurable.
+        if v.is_finite() && v > 0.0 && v <= 1.0 {
+            self.limits.keep_ratio_max = v;
+            self.sources[0] = source;
+        } else {
+            self.problems.push(format!(
+                "{name} must be in (0, 1], got {v}; using {}",
+                self.limits.keep_ratio_max
+            ));
+        }
+    }
+
+    fn set_density(&mut self, v: f64, source: Source, name: &str) {
+        if v.is_finite() && (0.0..=1.0).contains(&v) {
+            self.limits.density_threshold = v;
+            self.sources[2] = source;
+        } else {
+            self.problems.push(format!(
+                "{name} must be in [0, 1], got {v}; using {}",
+                self.limits.density_threshold
+            ));
+        }
+    }
+
+    fn bad(&mut self, name: &str, text: &str) {
+        self.problems.push(format!("{name}={text:?} is not a number; ignored"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    fn env_with(pairs: &[(&str, &str)]) -> Env {
+        Env::from_vars(pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))), None)
+    }
+
+    #[test]
+    fn env_overrides_defaults_and_bad_values_are_reported() {
+        let dir = std::env::temp_dir().join(format!("tj-config-{}", std::process::id()));
+        let d = dir.to_string_lossy().into_owned();
+        let config = Config::load(&env_with(&[
+            (env::TJ_CONFIG_DIR, &d),
+            (env::TJ_KEEP_RATIO_MAX, "0.5"),
+            (env::TJ_MIN_SAVING_BYTES, "lots"),
+            (env::TJ_DENSITY_THRESHOLD, "7"),
+        ]));
+        assert!((config.limits.keep_ratio_max - 0.5).abs() < f64::EPSILON);
+        assert_eq!(config.sources[0], Source::Env(env::TJ_KEEP_RATIO_MAX));
+        assert_eq!(config.limits.min_saving_bytes, 500);
+        assert_eq!(config.problems.len(), 2);
+    }
+
+    #[test]
+    fn malformed_file_is_reported_and_ignored() {
+        let dir = std::env::temp_dir().join(format!("tj-config-bad-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        fs::write(dir.join("config.json"), "{ not json").unwrap();
+        let config = Config::load(&env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]));
+        assert_eq!(config.limits, Limits::default());
+        assert!(config.problems[0].contains("could not parse config"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

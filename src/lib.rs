@@ -1,0 +1,33 @@
+//! `tj` sits between a command and the AI agent that ran it.
+//!
+//! ```text
+//!  argv ─▶ run (PTY relay) ──live bytes, byte-exact──▶ the human's terminal
+//!               │ tee
+//!               ▼
+//!          capture (bounded memory, spills to a file past a cap, sha256 while streaming)
+//!               ▼
+//!          rules::select (command identity → one rule, or the fallback)
+//!               ▼
+//!          reduce: render terminal → transforms → filters → counters
+//!                  → head/tail around evidence → format
+//!               ▼
+//!          gate: lossy only if the evidence invariant holds;
+//!                adopted only if smaller by ratio, bytes AND tokens — else the original
+//!               ▼
+//!          store: persist the original (before anything is emitted)
+//!               ▼
+//!          emit: stdout, as text or JSON
+//! ```
+//!
+//! Every stage between the two ends is a plain function from data to data (`reduce`,
+//! `rules::select`, `rules::identity`); I/O lives in `cli`, `store` and `emit`.
+
+pub mod cli;
+pub mod config;
+pub mod diag;
+pub mod emit;
+pub mod env;
+pub mod exit;
+pub mod reduce;
+pub mod rules;
+pub mod store;

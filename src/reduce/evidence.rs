@@ -1,0 +1,1447 @@
+//! The built-in evidence classifier: which rendered lines are *evidence* (DESIGN,
+//! "Evidence").
+//!
+//! Evidence is what an agent needs to act on a run: failure and error headlines, assertion
+//! diffs, locations, stack frames, panics, tracebacks and run summaries, in the dialects of
+//! cargo/rustc, pytest, jest/vitest, mocha, go test, JUnit/Maven/Gradle, rspec, tsc, eslint,
+//! gcc/clang/make/ld, Python, Node, Go and the JVM, plus generic `error`/`warning` headlines.
+//!
+//! This module owns only the judgement "is this line evidence". It does not own the
+//! invariant that a lossy candidate keeps every distinct evidence line, nor the 512-line
+//! cap (both `evidence::check`, run by the gate), nor the head/tail window that keeps
+//! evidence lines (`window`), nor the evidence patterns a rule adds (`rules`).
+//!
+//! Precision matters as much as recall: every evidence line is one more line a reduction
+//! must keep, and past 512 distinct ones the output is declined as unverifiable. So
+//! passing-test lines, progress, `Compiling …`-style chatter and the word "error" inside
+//! identifiers (`errors.rs`, `is_error()`, `-Werror`) are not evidence. Where a line names
+//! a failure and the call is close, it is evidence.
+//!
+//! Deliberate choices:
+//! - A count of zero (`0 errors`, `0 failed`, `no errors found`) does not by itself make a
+//!   line evidence: it reports the absence of a failure. A tally of passes (`239 passed`,
+//!   `3 passing`) does, because it is the run's outcome.
+//! - Of an assertion diff (jest/vitest/mocha), the header and the changed (`-`/`+`) lines
+//!   are evidence; the unchanged context lines are not.
+//! - A location makes a line evidence when a severity follows it directly
+//!   (`x.c:3:5: error:`, `x.py:12: AssertionError`), as every compiler and linter prints it;
+//!   a location followed by code that merely mentions an error (`rg` hits) is not.
+//! - [`is_evidence`] judges one line alone. [`classify`] adds lines that are evidence only
+//!   by position (the source line under a Python `File` line, an eslint file header, a
+//!   panic message on the line after `panicked at …:`, …), so it marks a superset.
+//!
+//! Performance (DESIGN, "Performance budget"): each line pays one anchored match, which
+//! fails within a few bytes on an ordinary line. The unanchored patterns run only on lines
+//! holding one of a few keywords, found by one literal scan over the whole text, chunk by
+//! chunk (a literal set scanned per short line costs several times more than over a
+//! buffer, where it runs as a SIMD search).
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+/// A pattern matched at the start of a line (after the indentation it allows itself).
+struct StartPattern {
+    /// What the pattern recognises, for test failures and review.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
+    name: &'static str,
+    /// Literals one of which the line, with its indentation trimmed, starts with whenever
+    /// the pattern matches.
+    leads: &'static [&'static str],
+    /// Whether the pattern can also match a line whose first word passes [`is_located_token`]
+    /// (a path with a location, a `tool:` prefix, an exception name) instead of a lead.
+    /// The guard tries that for every line; the flag records which patterns rely on it.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
+    token: bool,
+    /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
+    regex: &'static str,
+}
+
+/// A pattern matched anywhere in a line, on lines that contain one of its keys.
+struct AnywherePattern {
+    /// What the pattern recognises, for test failures and review.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
+    name: &'static str,
+    /// Literals one of which the line contains whenever the pattern matches.
+    keys: &'static [&'static str],
+    /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
+    regex: &'static str,
+}
+
+/// Pattern led by one of `leads`.
+const fn led(
+    name: &'static str,
+    leads: &'static [&'static str],
+    regex: &'static str,
+) -> StartPattern {
+    StartPattern { name, leads, token: false, regex }
+}
+
+/// Pattern led by a first word that passes [`is_located_token`], or by one of `leads`.
+const fn tok(
+    name: &'static str,
+    leads: &'static [&'static str],
+    regex: &'static str,
+) -> StartPattern {
+    StartPattern { name, leads, token: true, regex }
+}
+
+/// Pattern run on lines that contain one of `keys`.
+const fn keyed(
+    name: &'static str,
+    keys: &'static [&'static str],
+    regex: &'static str,
+) -> AnywherePattern {
+    AnywherePattern { name, keys, regex }
+}
+
+/// Leads of the patterns that start with a number (backtrace frames, eslint positions).
+const DIGITS: &[&str] = &["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+
+/// Patterns matched at the start of the line; each carries its own indentation allowance.
+///
+/// They are joined into one anchored alternation, run only on lines that start with one of
+/// the leads or whose first word passes [`is_located_token`]: even an automaton that dies
+/// within a few bytes costs more per call than those byte comparisons.
+const AT_START: &[StartPattern] = &[
+    // --- severity headlines ---
+    // Deeper indentation is a field in code or data (`        error: e,`), not a headline.
+    led(
+        "error/warning headline",
+        &["error", "warning", "Warning", "WARNING"],
+        r"[ \t]{0,4}(?:error|warning|Warning|WARNING)(?:\[[^\]\s]+\])?:(?:[^:]|$)",
+    ),
+    led("lowercase error word (yarn, tsc)", &["error"], r"error(?: TS\d+:| |$)"),
+    led("uppercase ERROR word", &["ERROR"], r"\s*ERROR\b"),
+    led("Error: headline (node)", &["Error"], r"\s*Error(?: \[[A-Z0-9_]+\])?(?::(?:[^:]|$)|$)"),
+    led(
+        "fatal headline",
+        &["fatal", "Fatal", "FATAL"],
+        r"\s*(?:(?:fatal|Fatal)(?::| error)|FATAL\b)",
+    ),
+    led("go panic headline", &["panic: ", "PANIC"], r"\s*(?:panic: |PANIC\b)"),
+    led("bracketed log level", &["["], r"\s*\[(?:ERROR|FATAL|error|fatal|Error)\]"),
+    led("maven warning with location", &["[WARNING] "], r"\[WARNING\] .*?\.\w+:\[?\d+"),
+    tok("tool-prefixed error (collect2, clang, cc1)", &[], r"[\w.+/-]+: (?:fatal )?error\b"),
+    tok("tool-prefixed location (go vet)", &[], r"[\w.+/-]+: \S+:\d+:\d+: "),
+    tok("linker message", &[], r"(?:\S*/)?(?:[\w-]+-)?ld(?:\.\w+)?: "),
+    tok("make recipe failure", &[], r"\w*make(?:\[\d+\])?: (?:\*\*\*|Target .* not remade)"),
+    led("ninja stop", &["ninja: "], r"ninja: build stopped"),
+    led("cmake diagnostic", &["CMake "], r"CMake (?:Error|Warning)\b"),
+    tok("kotlin compiler diagnostic", &[], r"[ew]: (?:file://)?\S+\.kts?\b"),
+    led("gradle what went wrong", &["* What went wrong:"], r"\* What went wrong:"),
+    led("gradle task failure", &["Execution failed for task "], r"Execution failed for task "),
+    led("npm error", &["npm "], r"npm (?:ERR!|error)"),
+    // --- exceptions and tracebacks ---
+    tok(
+        "exception line (Python, JS, JVM)",
+        &["Uncaught "],
+        r"\s*(?:Uncaught )?[\w.$]*(?:Error|Exception|Warning|Exit|Interrupt)(?:: |:$|$| \[)",
+    ),
+    led("JVM uncaught exception", &["Exception in thread "], r"Exception in thread "),
+    led("Python traceback header", &["Traceback "], r"\s*Traceback \(most recent call last\)"),
+    led("Python traceback frame", &["File \""], r#"\s*File "[^"]+", line \d+"#),
+    led(
+        "Python chained exception",
+        &["The above exception was", "During handling of the above"],
+        r"(?:The above exception was|During handling of the above)",
+    ),
+    led("cause chain", &["Caused by:", "Suppressed: "], r"\s*(?:Caused by:|Suppressed: )"),
+    led("elided JVM frames", &["... "], r"\s*\.\.\. \d+ (?:more|common frames omitted)"),
+    // --- stack frames ---
+    led(
+        "JS/Rust frame ending in a location",
+        &["at "],
+        r"\s+at (?:async |new )?(?:[^()]+ )?\(?\S*:\d+(?::\d+)?\)?\s*$",
+    ),
+    led("JVM frame", &["at "], r"\s*at [\w$.<>/-]+\([^)]*\)\s*$"),
+    led(".NET frame", &["at "], r"\s*at .+ in \S+:line \d+\s*$"),
+    led("vitest frame", &["❯ "], r"\s*❯ .*:\d+:\d+\s*$"),
+    led("Rust backtrace frame", DIGITS, r"\s+\d+:\s+(?:0x[0-9a-f]+ - )?(?:<|\S*::)"),
+    led("Rust backtrace header", &["stack backtrace:"], r"stack backtrace:"),
+    led("Go goroutine header", &["goroutine "], r"goroutine \d+ \["),
+    tok("Go frame location", &[], r"\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$"),
+    led("Go frame creator", &["created by "], r"created by \S"),
+    tok("Ruby frame", &["from ", "# "], r"\s*(?:from |# )?\S+:\d+:in (?:[`']|‘)"),
+    // --- locations ---
+    led("rustc location arrow", &["--> ", "::: "], r"\s*(?:-->|:::) \S+:\d+"),
+    tok(
+        "location then severity (gcc, mypy, pytest, clang-tidy)",
+        &[],
+        r"\s*(?:[A-Za-z]:)?[^\s:(]+:\d+(?::\d+)?: ?(?:fatal error|error|warning|note|Error|Warning|ERROR|WARNING|fatal|panic|FAIL\w*|[\w.]*(?:Error|Exception|Warning))\b",
+    ),
+    tok(
+        "location then lint code (flake8, ruff, pylint)",
+        &[],
+        r"[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b",
+    ),
+    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?\S"),
+    tok(
+        "paren location then severity (tsc, msvc)",
+        &[],
+        r"\S+\(\d+(?:,\d+)*\) ?: (?:fatal )?(?:error|warning)\b",
+    ),
+    tok("tsc pretty location", &[], r"\S+:\d+:\d+ - (?:error|warning)\b"),
+    tok("go compiler location", &[], r"\s*\S+\.go:\d+:\d+: "),
+    tok("go test log location", &[], r"\s+\S+\.go:\d+: "),
+    tok("pytest location", &[], r"\S+\.py:\d+:(?: in \S+)?\s*$"),
+    tok("node error location", &[], r"\S+\.(?:[cm]?js|jsx|tsx?):\d+\s*$"),
+    tok(
+        "gcc context",
+        &[],
+        r"\S+: (?:In (?:function|member function|static member function|constructor|destructor|instantiation|lambda|substitution)\b|At top level:)",
+    ),
+    tok("gcc template context", &[], r"\S+:\d+(?::\d+)?:\s+required from"),
+    led(
+        "gcc include chain",
+        &["In file included from ", "from "],
+        r"(?:In file included from |\s+from \S+:\d+[:,]\s*$)",
+    ),
+    led("eslint stylish problem", DIGITS, r"\s+\d+:\d+\s+(?:error|warning)\s"),
+    // --- test dialects ---
+    led(
+        "jest/vitest/mocha/eslint failure mark",
+        &["×", "✕", "✗", "✘", "✖", "❌", "●"],
+        r"\s*(?:×|✕|✗|✘|✖|❌|●) ",
+    ),
+    led("numbered failure title (mocha, rspec)", DIGITS, r"\s*\d+\) \S"),
+    led("TAP failure", &["not ok "], r"\s*not ok \d+"),
+    led("TAP/node summary", &["#"], r"#\s*(?:fail|failed|pass|tests)\s+\d+\s*$"),
+    led(
+        "nextest signal/timeout",
+        &["SIG", "TIMEOUT", "LEAK"],
+        r"\s*(?:SIG[A-Z]+|TIMEOUT|LEAK)\s+\[",
+    ),
+    led(
+        "failures block header (cargo, rspec)",
+        &["failures:", "Failures:"],
+        r"(?:failures|Failures):\s*$",
+    ),
+    led("rspec failure", &["Failure/Error:"], r"\s*Failure/Error:"),
+    led("rspec rerun line", &["rspec "], r"rspec \S+:\d+"),
+    led("cargo captured output header", &["---- "], r"---- .+ std(?:out|err) ----"),
+    led("cargo test summary", &["test result: "], r"test result: "),
+    led(
+        "libtest should_panic failure",
+        &["note: test did not panic"],
+        r"note: test did not panic as expected",
+    ),
+    tok("node test runner location", &[], r"\s*location: '\S+:\d+:\d+'"),
+    led("pytest section header", &["___"], r"_{3,} .+ _{3,}\s*$"),
+    led(
+        "pytest summary header",
+        &["="],
+        r"=+ (?:FAILURES|ERRORS|short test summary info|warnings summary) =+",
+    ),
+    led("pytest E line", &["E"], r"E(?:\s|$)"),
+    led("pytest failing source line", &[">"], r"> {2,}\S"),
+    led("code frame pointer (jest, babel)", &[">"], r"\s*>\s*\d+\s*\|"),
+    led(
+        "expected/received value",
+        &["Expected", "Received", "Actual", "expected", "actual", "got", "Got"],
+        r"\s*(?:(?:Expected|Received|Actual|Got)\b[^:]{0,40}|expected|actual|got):(?:\s|$)",
+    ),
+    led(
+        "jest diff header",
+        &["- Expected", "- Snapshot", "+ Received", "+ expected - actual", "+ actual - expected"],
+        r"\s*(?:- (?:Expected|Snapshot)\b|\+ Received\b|\+ expected - actual|\+ actual - expected)",
+    ),
+    led(
+        "jest matcher hint",
+        &["expect("],
+        r"\s*expect\((?:received|jest\.fn\(\)|element|value)\)\.",
+    ),
+    led("rust assertion", &["assertion "], r"\s*assertion (?:failed|`)"),
+    led("rust left/right", &["left: ", "right: "], r"\s{0,2}(?:left|right): "),
+    led("rustc expected/found note", &["= note: expected"], r"\s*= note: expected\b"),
+    led(
+        "rustc found note",
+        &["found "],
+        r"\s+found (?:struct|enum|union|trait|type|reference|raw pointer|fn|closure|opaque|associated|unit|tuple|array|slice|mutable|integer|float|`)",
+    ),
+    led(
+        "surefire tally",
+        &["Tests run: ", "["],
+        r"(?:\[\w+\] )?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+\s*$",
+    ),
+    led("unittest tally", &["Ran "], r"Ran \d+ tests? in "),
+    led("rspec tally", DIGITS, r"\s*\d+ examples?, \d+ failures?"),
+    led(
+        "dotnet outcome",
+        &["Passed!", "Failed!", "Failed "],
+        r"\s*(?:(?:Passed|Failed)! +- |Failed [\w.]+(?:\(.*\))? \[)",
+    ),
+];
+
+/// Patterns matched anywhere in the line, run only on lines holding one of their keys.
+const ANYWHERE: &[AnywherePattern] = &[
+    keyed(
+        "rust panic",
+        &["panicked at", "has overflowed"],
+        r"panicked at|has overflowed its stack",
+    ),
+    keyed("uppercase FAIL word (go, jest, gradle, gtest)", &["FAIL"], r"\bFAIL(?:ED|URES?)?\b"),
+    keyed(
+        "uppercase log level",
+        &["ERROR", "FATAL", "CRITICAL", "PANIC"],
+        r"\b(?:ERROR|FATAL|CRITICAL|PANIC)\b",
+    ),
+    keyed(
+        "structured log level",
+        &["level"],
+        r#"\blevel=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
+    ),
+    keyed(
+        "signal or crash",
+        &[
+            "Segmentation fault",
+            "core dumped",
+            "Killed",
+            "Bus error",
+            "Illegal instruction",
+            "Floating point exception",
+            "Aborted",
+            "SIG",
+            "ut of memory",
+        ],
+        r"Segmentation fault|core dumped|\bKilled\b|Bus error|Illegal instruction|Floating point exception|\bAborted\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|[Oo]ut of memory",
+    ),
+    keyed(
+        "non-zero exit",
+        &["xit", "EXIT", "returned "],
+        r"(?:[Ee]xit(?:ed)?(?: with)?(?: status| code)|EXIT (?:STATUS|CODE)):? [1-9]|returned [1-9]\d* exit status",
+    ),
+    keyed(
+        "failure count",
+        &[
+            "failed",
+            "failing",
+            "failure",
+            "error",
+            "warning",
+            "problem",
+            "broken",
+            "rror(s)",
+            "arning(s)",
+        ],
+        r"\b[1-9]\d* (?:(?:failed|failing|failures?|errors?|warnings?|problems?|broken)\b|[Ee]rror\(s\)|[Ww]arning\(s\))",
+    ),
+    keyed("pass tally", &["passed", "passing"], r"\b\d+ (?:passed|passing)\b"),
+    keyed(
+        "vitest failure banner",
+        &["Failed Tests", "Failed Suites", "Unhandled Error"],
+        r"(?:Failed Tests|Failed Suites|Unhandled Errors?) \d+",
+    ),
+    keyed(
+        "surefire failing tally",
+        &["Tests run: "],
+        r"Tests run: \d+,\s*Failures: (?:[1-9]|\d+,\s*Errors: [1-9])",
+    ),
+    keyed("expected … found", &[", found "], r"expected .+, found "),
+    keyed("assertion failed", &["ssertion"], r"[Aa]ssertion\b.*\bfailed\b"),
+    keyed(
+        "linker symbol error",
+        &["undefined reference to", "multiple definition of"],
+        r"undefined reference to|multiple definition of",
+    ),
+    keyed("eslint unix severity", &["[Error/", "[Warning/"], r"\[(?:Error|Warning)/"),
+    keyed("package manager failure", &["ERR_PNPM_", "ELIFECYCLE"], r"ERR_PNPM_\w+|\bELIFECYCLE\b"),
+];
+
+/// Returns true if and only if `token`, the first word of a line, can lead a pattern that
+/// has no fixed lead: it holds a location (`path:12`, `file.ts(3,24)`), ends a `tool:`
+/// prefix (`collect2:`, `src/main.c:`), names an exception (`KeyError:`), or is a lint code
+/// (`F401`).
+fn is_located_token(token: &[u8]) -> bool {
+    const EXCEPTION_WORDS: [&[u8]; 5] = [b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt"];
+    token.iter().any(|&b| b == b':' || b == b'(')
+        || EXCEPTION_WORDS.iter().any(|word| token.windows(word.len()).any(|w| w == *word))
+        || (token.first().is_some_and(u8::is_ascii_uppercase)
+            && token.last().is_some_and(u8::is_ascii_digit))
+}
+
+/// The compiled built-in patterns and the lead table that guards them.
+struct Compiled {
+    at_start: Regex,
+    trigger: Regex,
+    anywhere: Regex,
+    /// Per first byte of a trimmed line, the [`AT_START`] leads that begin with it.
+    leads: Vec<Vec<&'static [u8]>>,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    let mut leads: Vec<Vec<&'static [u8]>> = vec![Vec::new(); 256];
+    for lead in AT_START.iter().flat_map(|p| p.leads) {
+        let bucket = &mut leads[usize::from(lead.as_bytes()[0])];
+        if !bucket.contains(&lead.as_bytes()) {
+            bucket.push(lead.as_bytes());
+        }
+    }
+    let mut keys: Vec<String> =
+        ANYWHERE.iter().flat_map(|p| p.keys).map(|k| regex::escape(k)).collect();
+    keys.sort();
+    keys.dedup();
+    Compiled {
+        at_start: build(&format!("^(?:{})", join(AT_START.iter().map(|p| p.regex)))),
+        trigger: build(&keys.join("|")),
+        anywhere: build(&join(ANYWHERE.iter().map(|p| p.regex))),
+        leads,
+    }
+});
+
+/// Joins regexes into one alternation, each in its own group.
+fn join<'a>(regexes: impl Iterator<Item = &'a str>) -> String {
+    regexes.map(|r| format!("(?:{r})")).collect::<Vec<_>>().join("|")
+}
+
+/// Compiles one built-in regex.
+fn build(source: &str) -> Regex {
+    // Unicode mode off: the classes are ASCII and `\b` is an ASCII boundary, which keeps
+    // every pattern on the lazy DFA (a Unicode `\b` would push non-ASCII lines onto the
+    // slower engines). Non-ASCII literals such as `●` still match their UTF-8 bytes.
+    RegexBuilder::new(source)
+        .unicode(false)
+        .build()
+        .expect("built-in evidence patterns are valid regexes (checked by a unit test)")
+}
+
+/// Returns true if and only if `line`, taken on its own, is evidence by the built-in
+/// classifier.
+///
+/// `line` is one rendered line: no ANSI, no `\r`, no trailing newline. Lines that are
+/// evidence only by their position (see [`classify`]) are not recognised here.
+///
+/// ```
+/// use tj::reduce::evidence::is_evidence;
+///
+/// assert!(is_evidence("test math::tests::mul ... FAILED"));
+/// assert!(!is_evidence("test math::tests::add ... ok"));
+/// ```
+pub fn is_evidence(line: &str) -> bool {
+    let compiled = &*COMPILED;
+    compiled.judge(line, || compiled.trigger.is_match(line.as_bytes()))
+}
+
+/// Marks which lines are evidence. `lines` are already rendered (no ANSI, no `\r`).
+///
+/// The result has one entry per line. A line is marked if [`is_evidence`] holds for it, or
+/// if it is evidence by position in a block that an evidence line opens:
+/// - the source line printed under a Python `File "…", line N` frame;
+/// - an eslint-style file header directly above a `  line:col  error|warning` problem line;
+/// - the changed (`-`/`+`) lines of a jest/vitest/mocha diff after its `- Expected` header;
+/// - the message lines after a Rust `panicked at file:line:col:` line;
+/// - the indented test names under cargo's second `failures:` header, the indented causes
+///   under a bare `Caused by:` (anyhow), and the lines under Gradle's `* What went wrong:`;
+/// - the function line above a Go frame location (`\tfile.go:12 +0x1d`).
+///
+/// ```
+/// use tj::reduce::evidence::classify;
+///
+/// let lines = ["running 2 tests", "test a ... ok", "test b ... FAILED", ""];
+/// assert_eq!(classify(&lines), [false, false, true, false]);
+/// ```
+pub fn classify(lines: &[&str]) -> Vec<bool> {
+    let compiled = &*COMPILED;
+    let triggered = compiled.triggered_lines(lines);
+    let base: Vec<bool> =
+        lines.iter().zip(&triggered).map(|(line, &hit)| compiled.judge(line, || hit)).collect();
+    let mut marked = base.clone();
+    let mut diff_end = 0;
+    for (i, _) in base.iter().enumerate().filter(|(_, is)| **is) {
+        mark_context(lines, &base, i, &mut marked, &mut diff_end);
+    }
+    marked
+}
+
+/// How many bytes of lines [`Compiled::triggered_lines`] joins before scanning: large enough
+/// for the SIMD literal search to pay off, small enough that the copy stays far below the
+/// size of the input (DESIGN: reduce memory under 1.2× the input).
+const SCAN_CHUNK: usize = 32 * 1024;
+
+impl Compiled {
+    /// The per-line verdict; `has_trigger` says whether the line holds an [`ANYWHERE`] key,
+    /// computed per line by [`is_evidence`] and per chunk by [`classify`].
+    fn judge(&self, line: &str, has_trigger: impl FnOnce() -> bool) -> bool {
+        let bytes = line.as_bytes();
+        let trimmed = bytes.trim_ascii_start();
+        let Some(&first) = trimmed.first() else { return false };
+        let led = self.leads[usize::from(first)].iter().any(|lead| trimmed.starts_with(lead))
+            || is_located_token(trimmed.split(u8::is_ascii_whitespace).next().unwrap_or(trimmed));
+        (led && self.at_start.is_match(bytes)) || (has_trigger() && self.anywhere.is_match(bytes))
+    }
+
+    /// Returns, per line, whether it holds an [`ANYWHERE`] key.
+    ///
+    /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk
+    /// is searched once. No trigger contains `\n`, so a hit never spans two lines; after a
+    /// hit the search resumes at the next line, since one hit settles the line.
+    fn triggered_lines(&self, lines: &[&str]) -> Vec<bool> {
+        let mut hits = vec![false; lines.len()];
+        let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
+        let mut starts: Vec<usize> = Vec::new();
+        let mut first = 0;
+        while first < lines.len() {
+            if lines[first].len() >= SCAN_CHUNK {
+                // A huge line is searched in place rather than copied.
+                hits[first] = self.trigger.is_match(lines[first].as_bytes());
+                first += 1;
+                continue;
+            }
+            chunk.clear();
+            starts.clear();
+            let mut end = first;
+            while end < lines.len() && chunk.len() + lines[end].len() < SCAN_CHUNK {
+                starts.push(chunk.len());
+                chunk.extend_from_slice(lines[end].as_bytes());
+                chunk.push(b'\n');
+                end += 1;
+            }
+            let mut at = 0;
+            while let Some(hit) = self.trigger.find_at(&chunk, at) {
+                // `starts[0] == 0 <= hit.start()`, so the index is at least 0.
+                let k = starts.partition_point(|&s| s <= hit.start()) - 1;
+                hits[first + k] = true;
+                match starts.get(k + 1) {
+                    Some(&next) => at = next,
+                    None => break,
+                }
+            }
+            first = end;
+        }
+        hits
+    }
+}
+
+/// The most lines one positional block may add. A block longer than this is a dump, not a
+/// message; its head is kept and the rest left to the window, rather than letting one
+/// panic payload push the evidence count past the verifiable limit.
+const BLOCK_CAP: usize = 64;
+
+/// The most lines a diff block may span. Assertion diffs are kept whole (DESIGN: "every
+/// assertion diff kept verbatim"); this only bounds the scan when no end marker appears.
+const DIFF_SPAN_CAP: usize = 2000;
+
+/// Marks the lines that evidence line `i` makes evidence by position.
+///
+/// `diff_end` is where the last diff scan stopped; a diff header before it resumes there, so
+/// that many headers in a row cost one scan, not one each.
+fn mark_context(
+    lines: &[&str],
+    base: &[bool],
+    i: usize,
+    marked: &mut [bool],
+    diff_end: &mut usize,
+) {
+    let line = lines[i];
+    let trimmed = line.trim();
+    let next = lines.get(i + 1).copied();
+
+    if trimmed.starts_with("File \"") {
+        // The source line under a frame is indented deeper than the frame; caret lines
+        // (`~~~^^^`) and the next frame are not source.
+        if let Some(src) = next
+            && indent(src) > indent(line)
+            && !src.trim().is_empty()
+            && !src.trim_start().starts_with("File \"")
+            && !src.trim().bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
+        {
+            marked[i + 1] = true;
+        }
+    } else if is_eslint_problem(line) {
+        // The file header of the stylish format is the unindented line above the first
+        // problem; it carries the path the problems belong to.
+        if i > 0 && !lines[i - 1].trim().is_empty() && indent(lines[i - 1]) == 0 && !base[i - 1] {
+            marked[i - 1] = true;
+        }
+    } else if is_diff_header(trimmed) || (indent(line) == 0 && line.starts_with("AssertionError: "))
+    {
+        // unittest prints its difflib diff under a bare `AssertionError:` line.
+        *diff_end = mark_diff(lines, i, (i + 1).max(*diff_end), marked);
+    } else if trimmed.ends_with(':') && line.contains("panicked at ") {
+        // Since Rust 1.73 the panic message follows on its own lines.
+        mark_block(lines, i, marked, |l| {
+            let t = l.trim_start();
+            !t.is_empty() && !t.starts_with("note: ") && !t.starts_with("stack backtrace:")
+        });
+    } else if trimmed == "failures:" {
+        mark_block(lines, i, marked, |l| indent(l) > 0 && l.split_whitespace().count() == 1);
+    } else if trimmed == "Caused by:" {
+        mark_block(lines, i, marked, |l| indent(l) > 0 && !l.trim().is_empty());
+    } else if trimmed == "* What went wrong:" {
+        mark_block(lines, i, marked, |l| !l.trim().is_empty());
+    } else if is_go_frame_location(line)
+        && i > 0
+        && indent(lines[i - 1]) == 0
+        && lines[i - 1].trim_end().ends_with(')')
+    {
+        marked[i - 1] = true;
+    }
+}
+
+/// Marks the lines after `i` while `keep` holds, at most [`BLOCK_CAP`] of them.
+fn mark_block(lines: &[&str], i: usize, marked: &mut [bool], keep: impl Fn(&str) -> bool) {
+    for (j, line) in lines.iter().enumerate().skip(i + 1).take(BLOCK_CAP) {
+        if !keep(line) {
+            break;
+        }
+        marked[j] = true;
+    }
+}
+
+/// Marks the changed lines of an assertion diff that starts at header line `i`.
+///
+/// The diff ends at what follows it in every dialect: a code frame (jest), a stack frame
+/// (vitest, mocha), a line indented less than the header (node's TAP block), the next
+/// failure, or two blank lines in a row. Blank lines inside do not end it, since a
+/// multi-line string diff can contain them.
+///
+/// The scan starts at `from` (after the header, or where an earlier scan stopped) and
+/// returns the index where it stopped.
+fn mark_diff(lines: &[&str], i: usize, from: usize, marked: &mut [bool]) -> usize {
+    let header_indent = indent(lines[i]);
+    let mut blanks = 0;
+    let end = lines.len().min(from.saturating_add(DIFF_SPAN_CAP));
+    for (j, line) in lines.iter().enumerate().take(end).skip(from) {
+        let t = line.trim();
+        if t.is_empty() {
+            blanks += 1;
+            if blanks == 2 {
+                return j;
+            }
+            continue;
+        }
+        blanks = 0;
+        if is_diff_header(t) {
+            // `+ Received` after `- Expected`: part of the same header.
+            continue;
+        }
+        if ends_diff(t) || indent(line) < header_indent {
+            return j;
+        }
+        if t.starts_with('-') || t.starts_with('+') {
+            marked[j] = true;
+        }
+    }
+    end
+}
+
+/// Returns true if and only if `trimmed` heads an assertion diff: jest/vitest
+/// (`- Expected`, `+ Received`, `- Snapshot`), mocha (`+ expected - actual`), node's assert
+/// (`+ actual - expected`).
+fn is_diff_header(trimmed: &str) -> bool {
+    trimmed.starts_with("- Expected")
+        || trimmed.starts_with("- Snapshot")
+        || trimmed.starts_with("+ Received")
+        || trimmed.starts_with("+ expected - actual")
+        || trimmed.starts_with("+ actual - expected")
+}
+
+/// Lines that follow an assertion diff and so end it.
+fn ends_diff(trimmed: &str) -> bool {
+    let code_frame = {
+        let t = trimmed.trim_start_matches('>').trim_start();
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && t[digits..].trim_start().starts_with('|')
+    };
+    code_frame
+        || trimmed.starts_with("at ")
+        || trimmed.starts_with('❯')
+        || trimmed.starts_with('●')
+        || trimmed.starts_with('⎯')
+        || trimmed.starts_with("FAIL")
+        || trimmed.starts_with("---")
+        || trimmed.starts_with("===")
+        || trimmed.starts_with("Traceback ")
+}
+
+/// Returns true if and only if `line` is an eslint stylish problem line
+/// (`  9:37  error  message  rule`).
+fn is_eslint_problem(line: &str) -> bool {
+    if indent(line) == 0 {
+        return false;
+    }
+    let mut words = line.split_whitespace();
+    let Some(position) = words.next() else { return false };
+    let Some((row, col)) = position.split_once(':') else { return false };
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    numeric(row) && numeric(col) && matches!(words.next(), Some("error" | "warning"))
+}
+
+/// Returns true if and only if `line` is a Go stack frame location (`\t/x/y.go:12 +0x1d`).
+fn is_go_frame_location(line: &str) -> bool {
+    indent(line) > 0 && line.contains(".go:") && !line.contains(": ")
+}
+
+/// The width of the leading whitespace of `line`, in bytes.
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each pattern compiled alone, to check its guard on sample lines.
+    static SINGLE: LazyLock<(Vec<Regex>, Vec<Regex>)> = LazyLock::new(|| {
+        let start = AT_START.iter().map(|p| build(&format!("^(?:{})", p.regex))).collect();
+        let anywhere = ANYWHERE.iter().map(|p| build(p.regex)).collect();
+        (start, anywhere)
+    });
+
+    /// Checks that wherever a pattern matches `line`, its declared leads or keys are there,
+    /// so the guards in front of the combined regexes never hide a match.
+    fn assert_guards_hold(line: &str) {
+        let bytes = line.as_bytes();
+        let trimmed = bytes.trim_ascii_start();
+        let token = trimmed.split(u8::is_ascii_whitespace).next().unwrap_or(trimmed);
+        let (start, anywhere) = &*SINGLE;
+        for (pattern, re) in AT_START.iter().zip(start) {
+            if re.is_match(bytes) {
+                let led = pattern.leads.iter().any(|l| trimmed.starts_with(l.as_bytes()))
+                    || (pattern.token && is_located_token(token));
+                assert!(led, "{:?} matches {line:?} without a lead", pattern.name);
+            }
+        }
+        for (pattern, re) in ANYWHERE.iter().zip(anywhere) {
+            if re.is_match(bytes) {
+                let keyed = pattern.keys.iter().any(|k| line.contains(k));
+                assert!(keyed, "{:?} matches {line:?} without a key", pattern.name);
+                assert!(COMPILED.trigger.is_match(bytes), "no trigger for {line:?}");
+            }
+        }
+    }
+
+    fn assert_evidence(lines: &[&str]) {
+        for line in lines {
+            assert_guards_hold(line);
+            assert!(is_evidence(line), "should be evidence: {line:?}");
+        }
+    }
+
+    fn assert_not_evidence(lines: &[&str]) {
+        for line in lines {
+            assert_guards_hold(line);
+            assert!(!is_evidence(line), "should not be evidence: {line:?}");
+        }
+    }
+
+    #[test]
+    fn every_builtin_pattern_compiles() {
+        let sources = AT_START.iter().map(|p| (p.name, p.regex));
+        for (name, regex) in sources.chain(ANYWHERE.iter().map(|p| (p.name, p.regex))) {
+            let built = RegexBuilder::new(regex).unicode(false).build();
+            assert!(built.is_ok(), "pattern {name:?} does not compile: {built:?}");
+        }
+        // Forces the combined, lazily built regexes.
+        assert!(!is_evidence("plain text"));
+    }
+
+    #[test]
+    fn every_lead_and_key_is_non_empty() {
+        // The lead table is indexed by a lead's first byte.
+        assert!(AT_START.iter().flat_map(|p| p.leads).all(|lead| !lead.is_empty()));
+        assert!(
+            ANYWHERE.iter().all(|p| !p.keys.is_empty() && p.keys.iter().all(|k| !k.is_empty()))
+        );
+    }
+
+    #[test]
+    fn anywhere_patterns_match_mid_line() {
+        assert_evidence(&[
+            "2024-05-01T10:00:00Z ERROR api: request failed",
+            "ts=1 level=error msg=boom",
+            "{\"level\":\"error\",\"msg\":\"boom\"}",
+            "bash: line 1: 4242 Segmentation fault      (core dumped) ./a.out",
+            "Process completed with exit code 1.",
+            "[INFO] Tests run: 5, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s",
+            "a.out: x.c:10: main: Assertion `x == 1' failed.",
+            "/p/a.js:1:2: Missing semicolon. [Error/semi]",
+            "    1 Error(s)",
+            "thread 'worker' has overflowed its stack",
+        ]);
+    }
+
+    #[test]
+    fn blank_line_is_not_evidence() {
+        assert_not_evidence(&["", "   ", "\t"]);
+    }
+
+    // --- cargo / rustc ---
+
+    #[test]
+    fn rustc_diagnostics_and_locations_are_evidence() {
+        assert_evidence(&[
+            "error[E0425]: cannot find value `retries` in this scope",
+            "error: could not compile `broken` (lib) due to 3 previous errors; 1 warning emitted",
+            "warning: unused import: `std::collections::HashMap`",
+            "warning: `lints` (lib) generated 7 warnings",
+            " --> src/net.rs:5:23",
+            "  --> src/config.rs:10:24",
+            "   ::: /rustc/abc/library/core/src/option.rs:12:5",
+            "   |                  ---   ^^^^^^^^ expected `u32`, found `&str`",
+            "   = note: expected struct `Foo`",
+            "              found struct `Bar`",
+            "error: aborting due to 2 previous errors",
+            "warning: build failed, waiting for other jobs to finish...",
+            "src/lib.rs:2:5: warning: unneeded `return` statement",
+        ]);
+    }
+
+    #[test]
+    fn cargo_progress_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "   Compiling memchr v2.7.4",
+            "    Checking lints v0.1.0 (/home/dev/work/lints)",
+            "  Downloaded serde v1.0.200",
+            "    Finished `dev` profile [unoptimized + debuginfo] target(s) in 0.10s",
+            "     Running unittests src/lib.rs (target/debug/deps/bigtests-5bf5c160dce122bd)",
+            "       Fresh itoa v1.0.11",
+            "running 305 tests",
+            "  |",
+            "5 |     for attempt in 0..retries {",
+            "  = help: for further information visit https://rust-lang.github.io/rust-clippy/",
+            "help: remove `return`",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+        ]);
+    }
+
+    #[test]
+    fn cargo_failing_test_lines_are_evidence() {
+        assert_evidence(&[
+            "test config::tests::loads_default_profile ... FAILED",
+            "failures:",
+            "---- math::tests::checked_mul_overflow_is_none stdout ----",
+            "thread 'math::tests::x' (7120) panicked at src/math.rs:326:9:",
+            "thread 'main' panicked at 'boom', src/main.rs:2:5",
+            "assertion `left == right` failed: product mismatch for 6 * 7",
+            "assertion failed: v.is_empty()",
+            "  left: 42",
+            " right: 41",
+            "test result: FAILED. 301 passed; 3 failed; 1 ignored; 0 measured; 0 filtered out",
+            "error: test failed, to rerun pass `--lib`",
+            "stack backtrace:",
+            "   0: __rustc::rust_begin_unwind",
+            "   3: bigtests::math::tests::checked_mul::{{closure}}",
+            "   7: <fn() -> core::result::Result<(), String> as core::ops::FnOnce<()>>::call_once",
+            "note: test did not panic as expected at src/main.rs:8:32",
+            "             at ./src/math.rs:326:9",
+            "        FAIL [   0.004s] bigtests math::tests::checked_mul",
+            "     SIGSEGV [   0.010s] bigtests ffi::tests::deref",
+        ]);
+    }
+
+    #[test]
+    fn cargo_passing_test_line_is_not_evidence() {
+        assert_not_evidence(&[
+            "test collections::tests::collections_case_000 ... ok",
+            "test config::tests::panics_on_boom - should panic ... ok",
+            "test parser::tests::fuzz_corpus_roundtrip ... ignored, slow fuzz corpus",
+            "test errors::tests::error_display_is_lowercase ... ok",
+            "        PASS [   0.004s] bigtests math::tests::add",
+        ]);
+    }
+
+    #[test]
+    fn cargo_panic_message_lines_follow_the_panic() {
+        let lines = [
+            "thread 'config::tests::loads' (7118) panicked at src/config.rs:326:9:",
+            "profile 'release' missing from [\"dev\", \"test\", \"bench\"]",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+            "",
+            "plain",
+        ];
+        assert_eq!(classify(&lines), [true, true, false, false, false]);
+    }
+
+    #[test]
+    fn cargo_failures_list_names_are_evidence() {
+        let lines = [
+            "failures:",
+            "    config::tests::loads_default_profile",
+            "    math::tests::checked_mul_overflow_is_none",
+            "",
+            "test result: FAILED. 1 passed; 2 failed",
+        ];
+        assert_eq!(classify(&lines), [true, true, true, false, true]);
+    }
+
+    // --- pytest ---
+
+    #[test]
+    fn pytest_failure_lines_are_evidence() {
+        assert_evidence(&[
+            "FAILED tests/test_core.py::test_slugify[Hello  World!-hello-world!] - AssertionError",
+            "ERROR tests/test_core.py::test_stock_sync - ConnectionError: could not connect",
+            "E       AssertionError: assert 'hello-world' == 'hello-world!'",
+            "E         Right contains 1 more item:",
+            "E         {'discontinued': 1}",
+            "tests/test_core.py:6: AssertionError",
+            "tests/test_core.py:18: ",
+            "inventory/core.py:24: in reorder_level",
+            ">       assert slugify(raw) == expected",
+            "_______________ test_merge_stock_drops_nothing ________________",
+            "___________ ERROR at setup of test_stock_sync ____________",
+            "================= short test summary info ==================",
+            "======================= FAILURES ===========================",
+            "===== 3 failed, 239 passed, 1 skipped, 1 error in 0.14s =====",
+            "===== 242 passed in 0.51s =====",
+            "/p/tests/test_x.py:12: DeprecationWarning: call is deprecated",
+        ]);
+    }
+
+    #[test]
+    fn pytest_progress_and_header_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "============================= test session starts ==============================",
+            "platform linux -- Python 3.11.7, pytest-8.3.4, pluggy-1.7.0",
+            "rootdir: /home/dev/work/pyproj",
+            "collected 244 items",
+            "tests/test_core.py ........................................ [ 38%]",
+            "tests/test_api.py::test_get PASSED                           [ 50%]",
+            "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _",
+            "    def test_reorder_level_new_sku():",
+            "raw = 'Hello  World!', expected = 'hello-world!'",
+        ]);
+    }
+
+    #[test]
+    fn pytest_xfail_is_not_a_failure() {
+        assert_not_evidence(&["tests/test_a.py::test_b XFAIL (known bug)"]);
+    }
+
+    // --- Python tracebacks ---
+
+    #[test]
+    fn python_traceback_lines_are_evidence() {
+        assert_evidence(&[
+            "Traceback (most recent call last):",
+            "  File \"/home/dev/work/pyproj/tools/migrate.py\", line 23, in run",
+            "KeyError: 'invoices'",
+            "MigrationError: step 2 references unknown table 'invoices'",
+            "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='x', port=443)",
+            "KeyboardInterrupt",
+            "SystemExit: 2",
+            "The above exception was the direct cause of the following exception:",
+            "During handling of the above exception, another exception occurred:",
+        ]);
+    }
+
+    #[test]
+    fn python_source_line_under_a_frame_is_evidence() {
+        let lines = [
+            "Traceback (most recent call last):",
+            "  File \"/p/migrate.py\", line 15, in apply_step",
+            "    table = state[\"tables\"][step[\"table\"]]",
+            "            ~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^",
+            "KeyError: 'invoices'",
+        ];
+        assert_eq!(classify(&lines), [true, true, true, false, true]);
+    }
+
+    #[test]
+    fn unittest_failure_and_diff_are_evidence() {
+        let lines = [
+            "FAIL: test_bad (__main__.T.test_bad)",
+            "----------------------------------------------------------------------",
+            "Traceback (most recent call last):",
+            "  File \"/p/test_u.py\", line 4, in test_bad",
+            "    self.assertEqual([1, 2, 3], [1, 2, 4])",
+            "AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]",
+            "",
+            "First differing element 2:",
+            "- [1, 2, 3]",
+            "?        ^",
+            "",
+            "+ [1, 2, 4]",
+            "",
+            "",
+            "- unrelated",
+            "Ran 3 tests in 0.001s",
+            "FAILED (failures=1, errors=1)",
+        ];
+        let marked = classify(&lines);
+        let expected = [
+            true, false, true, true, true, true, false, false, true, false, false, true, false,
+            false, false, true, true,
+        ];
+        assert_eq!(marked, expected);
+    }
+
+    #[test]
+    fn python_code_mentioning_errors_is_not_evidence() {
+        assert_not_evidence(&[
+            "    raise ValueError(\"bad\")",
+            "    except KeyError:",
+            "from errors import error_handler",
+            "applying step 2: add_column invoices",
+        ]);
+    }
+
+    // --- jest / vitest / mocha ---
+
+    #[test]
+    fn jest_failure_lines_are_evidence() {
+        assert_evidence(&[
+            " FAIL  __tests__/coupon.test.js",
+            "  ● applyCoupon › unknown code keeps cart and records code",
+            "    expect(received).toEqual(expected) // deep equality",
+            "    - Expected  - 1",
+            "    + Received  + 0",
+            "    Expected: 0.3",
+            "    Received: 0.30000000000000004",
+            "    >  8 |     expect(applyCoupon({ id: 'c2' })).toEqual({ id: 'c2' });",
+            "      at Object.toEqual (__tests__/coupon.test.js:8:58)",
+            "      at Object.<anonymous> (src/x.test.js:5:13)",
+            "    at node:internal/main/run_main_module:28:49",
+            "    at Function.executeUserEntryPoint [as runMain] (node:internal/run_main:164:12)",
+            "Test Suites: 1 failed, 8 passed, 9 total",
+            "Tests:       2 failed, 242 passed, 244 total",
+            "    TypeError: Cannot read properties of undefined (reading 'id')",
+            "    ✕ sums price times quantity (3 ms)",
+        ]);
+    }
+
+    #[test]
+    fn jest_passing_and_progress_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            " PASS  __tests__/suite0.test.js",
+            " RUNS  __tests__/coupon.test.js",
+            "    ✓ normalizes sku (2 ms)",
+            "Snapshots:   0 total",
+            "Time:        0.512 s, estimated 1 s",
+            "Ran all test suites.",
+            "Determining test suites to run...",
+            "       6 |   });",
+            "      Object {",
+            "⠙",
+        ]);
+    }
+
+    #[test]
+    fn jest_diff_keeps_changed_lines_only() {
+        let lines = [
+            "    - Expected  - 1",
+            "    + Received  + 0",
+            "",
+            "      Object {",
+            "        \"discount\": 0,",
+            "    -   \"rejectedCode\": \"BOGUS\",",
+            "      }",
+            "",
+            "       6 |   });",
+            "    -1 | not diff",
+        ];
+        let marked = classify(&lines);
+        assert_eq!(marked, [true, true, false, false, false, true, false, false, false, false]);
+    }
+
+    #[test]
+    fn vitest_failure_lines_are_evidence() {
+        assert_evidence(&[
+            " FAIL  test/invoice.test.js > splitInvoice > distributes the remainder",
+            "AssertionError: expected [ 333, 333, 333 ] to deeply equal [ 334, 333, 333 ]",
+            " ❯ test/invoice.test.js:6:35",
+            " ❯ Module.parseAmount src/money.js:9:35",
+            "     × distributes the remainder",
+            " Test Files  1 failed | 6 passed (7)",
+            "      Tests  2 failed | 151 passed (153)",
+            "⎯⎯⎯⎯⎯⎯ Failed Tests 2 ⎯⎯⎯⎯⎯⎯",
+        ]);
+        assert_not_evidence(&[
+            " ✓ test/format0.test.js (25)",
+            " · test/format2.test.js (25)",
+            " RUN  v2.1.8 /home/dev/work/vitestproj",
+            "   Start at  01:03:46",
+            "      4| describe('splitInvoice', () => {",
+        ]);
+    }
+
+    #[test]
+    fn vitest_diff_ends_at_the_frame() {
+        let lines = [
+            "- Expected",
+            "+ Received",
+            "",
+            "  Array [",
+            "-   334,",
+            "+   333,",
+            "    333,",
+            "  ]",
+            "",
+            " ❯ test/invoice.test.js:6:35",
+            "- not a diff line",
+        ];
+        let marked = classify(&lines);
+        assert_eq!(
+            marked,
+            [true, true, false, false, true, true, false, false, false, true, false]
+        );
+    }
+
+    #[test]
+    fn mocha_lines_are_evidence() {
+        assert_evidence(&[
+            "  3 passing (12ms)",
+            "  1 failing",
+            "  1) Array #indexOf() should return -1:",
+            "     AssertionError [ERR_ASSERTION]: 4 == 5",
+            "      + expected - actual",
+        ]);
+        let lines = [
+            "      + expected - actual",
+            "",
+            "      -4",
+            "      +5",
+            "",
+            "      at Context.<anonymous> (test/a.js:3:12)",
+        ];
+        assert_eq!(classify(&lines), [true, false, true, true, false, true]);
+    }
+
+    #[test]
+    fn node_test_runner_failure_lines_are_evidence() {
+        assert_evidence(&[
+            "not ok 2 - fails",
+            "  location: '/p/t.test.mjs:4:1'",
+            "    Expected values to be strictly deep-equal:",
+            "# fail 2",
+            "# pass 1",
+        ]);
+        assert_not_evidence(&[
+            "ok 1 - adds",
+            "  duration_ms: 1.059584",
+            "# suites 0",
+            "TAP version 13",
+        ]);
+        // The diff ends where the TAP block dedents.
+        let lines = [
+            "    + actual - expected",
+            "    ",
+            "      {",
+            "    +     2",
+            "    -     3",
+            "      }",
+            "  code: 'ERR_ASSERTION'",
+            "  ---",
+        ];
+        assert_eq!(classify(&lines), [true, false, false, true, true, false, false, false]);
+    }
+
+    // --- go test ---
+
+    #[test]
+    fn go_test_failure_lines_are_evidence() {
+        assert_evidence(&[
+            "--- FAIL: TestParse (0.00s)",
+            "    --- FAIL: TestParse/empty (0.00s)",
+            "    parse_test.go:12: got 3, want 4",
+            "FAIL",
+            "FAIL\tgithub.com/x/y/parse\t0.012s",
+            "panic: runtime error: index out of range [5] with length 3",
+            "goroutine 7 [running]:",
+            "\t/home/dev/go/src/x/parse.go:41 +0x1d",
+            "created by testing.(*T).Run in goroutine 1",
+            "./main.go:12:5: undefined: foo",
+            "vet: ./main.go:3:35: undeclared name: y",
+            "exit status 1",
+        ]);
+    }
+
+    #[test]
+    fn go_test_passing_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "ok  \tgithub.com/x/y/parse\t0.012s",
+            "?   \tgithub.com/x/y/cmd\t[no test files]",
+            "=== RUN   TestParse",
+            "--- PASS: TestParse (0.00s)",
+            "PASS",
+            "exit status 0",
+        ]);
+    }
+
+    #[test]
+    fn go_frame_function_line_is_evidence_by_position() {
+        let lines =
+            ["goroutine 7 [running]:", "x/parse.Parse({0x0, 0x0})", "\t/p/parse.go:41 +0x1d"];
+        assert_eq!(classify(&lines), [true, true, true]);
+    }
+
+    // --- JVM: JUnit, Maven, Gradle ---
+
+    #[test]
+    fn jvm_build_and_test_failures_are_evidence() {
+        assert_evidence(&[
+            "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test",
+            "[ERROR] Tests run: 5, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 s <<< FAILURE!",
+            "[INFO] Tests run: 120, Failures: 0, Errors: 0, Skipped: 2",
+            "[INFO] BUILD FAILURE",
+            "BUILD FAILED in 3s",
+            "FAILURE: Build failed with an exception.",
+            "> Task :app:test FAILED",
+            "* What went wrong:",
+            "Execution failed for task ':app:compileJava'.",
+            "\tat com.foo.Bar.baz(Bar.java:12)",
+            "\tat java.base/java.lang.Thread.run(Thread.java:833)",
+            "\t... 3 more",
+            "Caused by: java.lang.IllegalStateException: boom",
+            "Exception in thread \"main\" java.lang.RuntimeException: x",
+            "org.opentest4j.AssertionFailedError: expected: <3> but was: <4>",
+            "e: file:///p/src/Main.kt:12:5 Unresolved reference: foo",
+            "[WARNING] /p/src/Foo.java:[12,5] unchecked conversion",
+            "FooTest > testBar() FAILED",
+            "FAILURES!!!",
+            "Tests run: 5,  Failures: 1",
+        ]);
+    }
+
+    #[test]
+    fn jvm_progress_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.05 s - in com.foo.BarTest",
+            "[INFO] BUILD SUCCESS",
+            "> Task :app:compileJava",
+            "> Task :app:test UP-TO-DATE",
+            "[WARNING] Using platform encoding (UTF-8 actually) to copy filtered resources",
+            "[INFO] --- maven-surefire-plugin:3.2.5:test (default-test) @ app ---",
+            "BUILD SUCCESSFUL in 2s",
+        ]);
+    }
+
+    #[test]
+    fn gradle_what_went_wrong_block_is_evidence() {
+        let lines = [
+            "* What went wrong:",
+            "Execution failed for task ':app:compileJava'.",
+            "> Compilation failed; see the compiler error output for details.",
+            "",
+            "* Try:",
+        ];
+        assert_eq!(classify(&lines), [true, true, true, false, false]);
+    }
+
+    // --- rspec ---
+
+    #[test]
+    fn rspec_failure_lines_are_evidence() {
+        assert_evidence(&[
+            "Failures:",
+            "  1) Calculator adds two numbers",
+            "     Failure/Error: expect(add(1, 2)).to eq(4)",
+            "       expected: 4",
+            "            got: 3",
+            "     # ./spec/calculator_spec.rb:5:in `block (2 levels) in <top (required)>'",
+            "rspec ./spec/calculator_spec.rb:4 # Calculator adds two numbers",
+            "3 examples, 1 failure",
+            "3 examples, 0 failures",
+        ]);
+        assert_not_evidence(&["Finished in 0.00235 seconds (files took 0.1 seconds to load)"]);
+    }
+
+    // --- tsc / eslint ---
+
+    #[test]
+    fn tsc_errors_are_evidence() {
+        assert_evidence(&[
+            "src/handlers.ts(3,24): error TS7006: Parameter 'req' implicitly has an 'any' type.",
+            "src/service.ts:4:28 - error TS2367: This comparison appears to be unintentional",
+            "error TS5023: Unknown compiler option 'foo'.",
+            "Found 8 errors in 2 files.",
+            "Found 1 error.",
+        ]);
+    }
+
+    #[test]
+    fn zero_counts_are_not_evidence() {
+        assert_not_evidence(&[
+            "Found 0 errors. Watching for file changes.",
+            "no errors found",
+            "Success: no issues found in 12 source files",
+            "0 errors, 0 warnings",
+        ]);
+    }
+
+    #[test]
+    fn eslint_problems_and_summary_are_evidence() {
+        assert_evidence(&[
+            "  7:5  error  Unexpected 'debugger' statement  no-debugger",
+            "  4:7   warning  'count' is never reassigned. Use 'const' instead  prefer-const",
+            "✖ 6 problems (4 errors, 2 warnings)",
+            "/p/a.js:1:2: Missing semicolon. [Error/semi]",
+        ]);
+    }
+
+    #[test]
+    fn eslint_file_header_is_evidence_by_position() {
+        let lines = [
+            "",
+            "/home/dev/work/eslintproj/src/store.js",
+            "  7:5  error  Unexpected 'debugger' statement  no-debugger",
+            "",
+            "/home/dev/work/eslintproj/README.md",
+        ];
+        assert_eq!(classify(&lines), [false, true, true, false, false]);
+    }
+
+    // --- gcc / clang / make / ld ---
+
+    #[test]
+    fn gcc_and_make_diagnostics_are_evidence() {
+        assert_evidence(&[
+            "src/main.c:6:14: warning: format ‘%d’ expects argument of type ‘int’",
+            "src/parser.c:10:16: error: ‘totl’ undeclared (first use in this function)",
+            "src/parser.c:10:16: note: each undeclared identifier is reported only once",
+            "src/main.c: In function ‘main’:",
+            "src/util.c: At top level:",
+            "In file included from src/main.c:3:",
+            "                 from src/all.h:2,",
+            "make: *** [Makefile:10: build/parser.o] Error 1",
+            "make[2]: *** [src/CMakeFiles/app.dir/build.make:76: src/main.o] Error 1",
+            "make: Target 'all' not remade because of errors.",
+            "main.c:(.text+0x1b): undefined reference to `lookup_default'",
+            "/usr/bin/ld: build/main.o: in function `main':",
+            "collect2: error: ld returned 1 exit status",
+            "clang: error: linker command failed with exit code 1 (use -v to see invocation)",
+            "ninja: build stopped: subcommand failed.",
+            "FAILED: src/CMakeFiles/app.dir/main.c.o",
+            "CMake Error at CMakeLists.txt:12 (find_package):",
+            "x.cpp(10): error C2065: 'foo': undeclared identifier",
+        ]);
+    }
+
+    #[test]
+    fn compiler_command_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "cc -Wall -Wextra -O1 -g -Iinclude -c src/lexer.c -o build/lexer.o",
+            "cc -Wall -Werror -c x.c",
+            "gcc -o build/app build/main.o build/errors.o -lm",
+            "make[1]: Entering directory '/home/dev/work/app'",
+            "    6 |     printf(\"%d words\\n\", count_words(argv[0]));",
+            "      |             ~^           ~~~~~~~~~~~~~~~~~~~~",
+            "[ 50%] Building C object src/CMakeFiles/app.dir/main.c.o",
+            "[100%] Built target app",
+        ]);
+    }
+
+    // --- generic ---
+
+    #[test]
+    fn generic_failure_words_are_evidence() {
+        assert_evidence(&[
+            "error: something broke",
+            "Error: Cannot find module 'left-pad'",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'",
+            "ERROR: Could not find a version that satisfies the requirement foo",
+            "fatal: not a git repository (or any of the parent directories): .git",
+            "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+            "WARNING: DATA RACE",
+            "Warning: Accessing non-existent property 'x'",
+            "Segmentation fault (core dumped)",
+            "Killed",
+            "Aborted (core dumped)",
+            "npm ERR! code ELIFECYCLE",
+            "npm error Missing script: \"tset\"",
+            " ERR_PNPM_NO_SCRIPT  Missing script: tset",
+            "error Command failed with exit code 1.",
+            "2024-05-01 10:00:00,123 ERROR [main] db: connection refused",
+            "src/app.py:12: error: Incompatible return value type",
+            "x.py:1:8: F401 [*] `os` imported but unused",
+            "not ok 3 - parses empty input",
+            "# fail 1",
+        ]);
+    }
+
+    #[test]
+    fn error_inside_identifiers_is_not_evidence() {
+        assert_not_evidence(&[
+            "        Error::new(span, message)",
+            "    error::new_at(self.scope, self.cursor, message)",
+            "            panic::catch_unwind(|| {",
+            "        left: Expr::Tuple,",
+            "        error: e,",
+            "   Compiling errors v0.3.1",
+            "src/errors.rs",
+            "error_handler registered for /api",
+            "if is_error() { return; }",
+            "ErrorKind::NotFound => {}",
+            "src/runner.rs:94:            Regex::new(r\"(?i)^.*error[\\s:\\[].*$\").unwrap(),",
+            "src/tree.rs:48:    if tree_check.is_err() || !tree_check.unwrap().status.success() {",
+        ]);
+    }
+
+    #[test]
+    fn install_and_noise_lines_are_not_evidence() {
+        assert_not_evidence(&[
+            "Collecting requests==2.32.3",
+            "  Downloading requests-2.32.3-py3-none-any.whl (64 kB)",
+            "     ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 64.9/64.9 kB 180.4 MB/s eta 0:00:00",
+            "Installing collected packages: urllib3, pygments, mdurl, idna",
+            "Successfully installed certifi-2026.10.19.post1 requests-2.32.3",
+            "added 123 packages in 4s",
+            "⠹20 packages are looking for funding",
+            "npm WARN deprecated request@2.88.2: request has been deprecated",
+            "......................................................",
+            "On branch main",
+            "\tmodified:   src/hosts/adal/index.ts",
+            "commit d67ade9ecfc69631e3f6d8a6e52e4f6af2a6b07f",
+            "USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND",
+        ]);
+    }
+
+    #[test]
+    fn anyhow_cause_chain_is_evidence_by_position() {
+        let lines = [
+            "Error: failed to load config",
+            "",
+            "Caused by:",
+            "    0: could not read /etc/tj.json",
+            "    1: No such file or directory (os error 2)",
+            "",
+        ];
+        assert_eq!(classify(&lines), [true, false, true, true, true, false]);
+    }
+
+    #[test]
+    fn classify_agrees_with_is_evidence_across_chunks() {
+        // More than one scan chunk, with trigger hits at chunk edges and a huge line.
+        let huge = format!("{} FAILED", "x".repeat(SCAN_CHUNK + 10));
+        let mut owned: Vec<String> = Vec::new();
+        for i in 0..4000 {
+            owned.push(match i % 7 {
+                0 => format!("Tests:       {i} failed, 3 passed"),
+                1 => format!("test m::t::case_{i} ... ok"),
+                2 => format!("2024-01-01 ERROR job {i} aborted"),
+                3 => String::new(),
+                4 => format!("log line {i} mentions an error_handler"),
+                5 if i % 1000 == 5 => huge.clone(),
+                _ => format!("  at Object.<anonymous> (src/x{i}.test.js:5:13)"),
+            });
+        }
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let hits = COMPILED.triggered_lines(&lines);
+        for (line, hit) in lines.iter().zip(&hits) {
+            assert_eq!(*hit, COMPILED.trigger.is_match(line.as_bytes()), "{line:?}");
+        }
+        let marked = classify(&lines);
+        for (line, is) in lines.iter().zip(&marked) {
+            assert_eq!(*is, is_evidence(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn many_diff_headers_in_a_row_are_scanned_once() {
+        // Each header used to rescan up to the span cap; now scans resume. This checks the
+        // result, which must not change with the resumption.
+        let mut owned = vec!["- Expected".to_string(); 3000];
+        owned.push("-   removed".to_string());
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let marked = classify(&lines);
+        assert!(marked.iter().all(|m| *m));
+    }
+
+    #[test]
+    fn classify_is_one_flag_per_line() {
+        assert!(classify(&[]).is_empty());
+        let lines = ["ok", "error: x", ""];
+        assert_eq!(classify(&lines).len(), lines.len());
+    }
+}

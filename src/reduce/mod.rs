@@ -1,0 +1,796 @@
+//! The reduction engine: from a command's raw output to the rendition an agent reads.
+//!
+//! ```text
+//! raw bytes ─▶ terminal::render ─▶ lines ─▶ rules::select ─▶ evidence::classify
+//!   ─▶ matchOutput / skip / keep / dedupe / counters / onEmpty / window (a lossy candidate)
+//!   ─▶ gate::judge (evidence invariant, ratio, bytes, tokens) ─▶ Reduction
+//! ```
+//!
+//! Pure from end to end: no environment, no files, no printing (STYLE.md 2.1). The caller
+//! passes the artifact reference the notice names and prints the result. [`run`] is the one
+//! `catch_unwind` boundary: a panic anywhere in here yields the original text.
+
+pub mod density;
+pub mod evidence;
+pub mod gate;
+pub mod terminal;
+pub mod tokens;
+pub mod window;
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::panic::{self, AssertUnwindSafe};
+
+use serde::Serialize;
+
+pub use gate::{Limits, Rejection};
+pub use window::Omitted;
+
+use crate::rules::compiled::CompiledRule;
+use crate::rules::schema::CounterSource;
+use crate::rules::select::{self, Query};
+use crate::rules::{Layer, RuleSet};
+use window::{Drop, Plan};
+
+/// What to reduce.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Input<'a> {
+    /// The command's output as captured: arbitrary bytes, ANSI, `\r` redraws and all.
+    pub raw: &'a [u8],
+    /// The argv as run, if known.
+    pub argv: &'a [String],
+    /// The command as a shell string, if known (used when `argv` is empty).
+    pub command: Option<&'a str>,
+    /// The harness's tool name.
+    pub tool_name: Option<&'a str>,
+    /// The command's exit code.
+    pub exit_code: Option<i64>,
+}
+
+/// Where the original is kept, for the closing notice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArtifactRef {
+    /// The artifact id (`tj expand ID`).
+    pub id: String,
+    /// The spill file.
+    pub path: String,
+}
+
+/// How to reduce.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'a> {
+    /// Gate thresholds.
+    pub limits: Limits,
+    /// Emit the whole original (ANSI stripped), never a reduction.
+    pub raw: bool,
+    /// The stored original. Without one, nothing lossy is adopted: a reduction that cannot
+    /// be undone would be a deletion.
+    pub artifact: Option<&'a ArtifactRef>,
+}
+
+/// Why the original went out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Passthrough {
+    /// `--raw` / `TJ_RAW`.
+    Raw,
+    /// The rule is `verbatim`: data a developer reads.
+    Verbatim,
+    /// No rule matched and the output is dense (ρ at or above the threshold).
+    Dense(f64),
+    /// The original is not stored, so nothing may be dropped.
+    NotStored,
+    /// The gate rejected the candidate.
+    Rejected(Rejection),
+    /// The reducer panicked; the original went out (fail open).
+    Panicked,
+}
+
+/// The result of a reduction.
+#[derive(Clone, Debug)]
+pub struct Reduction {
+    /// The rendition text, as emitted.
+    pub text: String,
+    /// The selected rule's id.
+    pub rule: String,
+    /// The selected rule's family.
+    pub family: String,
+    /// The selected rule's layer.
+    pub layer: Layer,
+    /// True when the fallback was selected.
+    pub fallback: bool,
+    /// The command as rules saw it.
+    pub command: String,
+    /// Counter results, in rule order.
+    pub facts: Vec<(String, usize)>,
+    /// `None` when a reduction was adopted; otherwise why the original went out.
+    pub passthrough: Option<Passthrough>,
+    /// True when the adopted rendition dropped nothing.
+    pub lossless: bool,
+    /// What was omitted.
+    pub omitted: Omitted,
+    /// The exit code.
+    pub exit_code: Option<i64>,
+    /// Bytes of raw input.
+    pub raw_bytes: usize,
+    /// Characters of the raw input, decoded as text (escapes and redraws included).
+    pub raw_chars: usize,
+    /// Characters of the rendition.
+    pub reduced_chars: usize,
+    /// Estimated tokens of the raw input, decoded as text.
+    pub raw_tokens: usize,
+    /// Estimated tokens of the rendition.
+    pub reduced_tokens: usize,
+    /// Lines of the rendered original.
+    pub lines: usize,
+    /// The stored original, if any.
+    pub artifact: Option<ArtifactRef>,
+    /// Problems with the selected rule (invalid regexes, each disabled), for one warning each.
+    pub problems: Vec<String>,
+}
+
+impl Reduction {
+    /// Returns true if and only if a reduction (not the original) was adopted.
+    pub fn is_reduced(&self) -> bool {
+        self.passthrough.is_none()
+    }
+}
+
+/// Reduces `input`, never panicking: a panic inside the engine is caught and the original
+/// goes out (DESIGN.md "Failure policy"). The caller warns once when
+/// `passthrough == Some(Passthrough::Panicked)`.
+pub fn run(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction {
+    match panic::catch_unwind(AssertUnwindSafe(|| reduce(input, rules, opts))) {
+        Ok(reduction) => reduction,
+        Err(_) => emergency_original(input, opts),
+    }
+}
+
+/// The fail-open result: the raw text, decoded lossily, with only ANSI escapes removed by
+/// the simplest means available (no renderer: it may be what panicked).
+fn emergency_original(input: &Input<'_>, opts: &Options<'_>) -> Reduction {
+    let text = String::from_utf8_lossy(input.raw).into_owned();
+    let chars = text.chars().count();
+    let tokens = tokens::estimate(&text);
+    Reduction {
+        rule: String::new(),
+        family: String::new(),
+        layer: Layer::Builtin,
+        fallback: true,
+        command: input.command.map(str::to_owned).unwrap_or_else(|| input.argv.join(" ")),
+        facts: Vec::new(),
+        passthrough: Some(Passthrough::Panicked),
+        lossless: true,
+        omitted: Omitted::default(),
+        exit_code: input.exit_code,
+        raw_bytes: input.raw.len(),
+        raw_chars: chars,
+        reduced_chars: chars,
+        raw_tokens: tokens,
+        reduced_tokens: tokens,
+        lines: text.lines().count(),
+        artifact: opts.artifact.cloned(),
+        problems: Vec::new(),
+        text,
+    }
+}
+
+/// The text the agent would read for `raw`: what the terminal showed ([`terminal::render`]),
+/// unless cursor moves made the screen hold more text than the bytes decode to, in which case
+/// escapes are only stripped ([`terminal::strip`]): a rendition is never larger than its
+/// input. `tj expand` and the line numbers in omission markers use this same text.
+pub fn screen(raw: &[u8]) -> Cow<'_, str> {
+    let rendered = terminal::render(raw);
+    if let Cow::Owned(text) = &rendered
+        && text.len() > raw.len()
+        && text.len() > String::from_utf8_lossy(raw).len()
+    {
+        return Cow::Owned(terminal::strip(raw));
+    }
+    rendered
+}
+
+/// Splits rendered text into lines with trailing whitespace removed: the numbering every
+/// marker and `tj expand --lines` use.
+pub fn split_lines(rendered: &str) -> Vec<&str> {
+    let body = rendered.strip_suffix('\n').unwrap_or(rendered);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    body.split('\n').map(str::trim_end).collect()
+}
+
+/// Reduces `input` with `rules`. Deterministic: the same input gives the same rendition,
+/// byte for byte.
+///
+/// ```
+/// use tj::reduce::{reduce, Input, Options, ArtifactRef};
+/// use tj::rules::RuleSet;
+///
+/// let mut raw = String::new();
+/// for i in 0..300 { raw.push_str(&format!("test m::case_{i:03} ... ok\n")); }
+/// raw.push_str("test m::broken ... FAILED\n\ntest result: FAILED. 300 passed; 1 failed\n");
+/// let argv = vec!["cargo".to_string(), "test".to_string()];
+/// let artifact = ArtifactRef { id: "0123456789ab".into(), path: "/tmp/x.log".into() };
+/// let opts = Options { artifact: Some(&artifact), ..Options::default() };
+/// let out = reduce(&Input { raw: raw.as_bytes(), argv: &argv, exit_code: Some(101), ..Input::default() },
+///                  &RuleSet::builtin(), &opts);
+/// assert!(out.is_reduced());
+/// assert!(out.text.contains("test m::broken ... FAILED"));
+/// assert!(!out.text.contains("case_150"));
+/// ```
+pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction {
+    let rendered = screen(input.raw);
+    let lines = split_lines(&rendered);
+    let query = Query {
+        argv: input.argv,
+        command: input.command,
+        tool_name: input.tool_name,
+        exit_code: input.exit_code,
+    };
+    let selection = select::select(rules, &query, Some(&lines));
+    let rule = &selection.rule.rule;
+    let original = original_text(&lines, input.exit_code);
+    // Savings are reported against what the agent would read with no tj at all: the raw
+    // bytes as text, escapes and redraws included (tokenjuice strips ANSI first; we count
+    // what an unwrapped tool call really returns).
+    let raw_text = String::from_utf8_lossy(input.raw);
+    let raw_chars = raw_text.chars().count();
+    let raw_tokens = tokens::estimate(&raw_text);
+    let original_chars = original.chars().count();
+    let original_tokens = tokens::estimate(&original);
+
+    let mut out = Reduction {
+        text: String::new(),
+        rule: rule.id.clone(),
+        family: rule.family.clone(),
+        layer: selection.rule.layer,
+        fallback: selection.is_fallback(),
+        command: selection.identity.command.clone(),
+        facts: Vec::new(),
+        passthrough: None,
+        lossless: false,
+        omitted: Omitted::default(),
+        exit_code: input.exit_code,
+        raw_bytes: input.raw.len(),
+        raw_chars,
+        reduced_chars: original_chars,
+        raw_tokens,
+        reduced_tokens: original_tokens,
+        lines: lines.len(),
+        artifact: opts.artifact.cloned(),
+        problems: Vec::new(),
+    };
+
+    let why_not = if opts.raw {
+        Some(Passthrough::Raw)
+    } else if rule.verbatim {
+        Some(Passthrough::Verbatim)
+    } else if opts.artifact.is_none() {
+        Some(Passthrough::NotStored)
+    } else if selection.is_fallback() {
+        let rho = density::density(&lines);
+        (rho >= opts.limits.density_threshold).then_some(Passthrough::Dense(rho))
+    } else {
+        None
+    };
+    if let Some(why) = why_not {
+        out.passthrough = Some(why);
+        out.text = original;
+        return out;
+    }
+
+    let compiled = CompiledRule::compile(rule);
+    out.problems = compiled.problems.iter().map(ToString::to_string).collect();
+    let mut evidence = evidence::classify(&lines);
+    if !compiled.evidence.is_empty() {
+        for (flag, line) in evidence.iter_mut().zip(&lines) {
+            *flag = *flag || compiled.evidence.is_match(line);
+        }
+    }
+    let distinct = match gate::evidence_lines(&lines, &evidence) {
+        Ok(set) => set,
+        Err(rejection) => {
+            out.passthrough = Some(Passthrough::Rejected(rejection));
+            out.text = original;
+            return out;
+        }
+    };
+
+    let (body, facts, omitted) =
+        candidate_body(&lines, &evidence, rule, &compiled, input.exit_code);
+    out.facts = facts;
+    let artifact = opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
+    let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
+    let candidate =
+        gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
+    match gate::judge(&original, &distinct, candidate, &opts.limits) {
+        Ok(adopted) => {
+            let candidate = adopted.into_candidate();
+            out.lossless = candidate.lossless;
+            out.omitted = omitted;
+            out.reduced_chars = candidate.text.chars().count();
+            out.reduced_tokens = tokens::estimate(&candidate.text);
+            out.text = candidate.text;
+        }
+        Err(rejection) => {
+            out.passthrough = Some(Passthrough::Rejected(rejection));
+            out.text = original;
+        }
+    }
+    out
+}
+
+/// The original as the agent would get it unreduced: rendered, ANSI stripped, trailing
+/// whitespace and blank edges removed, with the exit code first when it is not zero.
+fn original_text(lines: &[&str], exit_code: Option<i64>) -> String {
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    let mut text =
+        String::with_capacity(lines[start..end].iter().map(|l| l.len() + 1).sum::<usize>() + 16);
+    if let Some(code) = exit_code.filter(|c| *c != 0) {
+        let _ = writeln!(text, "[tj] exit {code}");
+    }
+    for (i, line) in lines[start..end].iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    if start == end {
+        text.push_str("(no output)");
+    }
+    text
+}
+
+type Facts = Vec<(String, usize)>;
+
+/// Builds the lossy candidate's body: tokenjuice's order (matchOutput, skip, keep, trim,
+/// dedupe, counters, onEmpty, window), with evidence lines immune to every filter.
+fn candidate_body<'a>(
+    lines: &[&'a str],
+    evidence: &[bool],
+    rule: &crate::rules::Rule,
+    compiled: &CompiledRule,
+    exit_code: Option<i64>,
+) -> (Vec<Cow<'a, str>>, Facts, Omitted) {
+    let n = lines.len();
+    // matchOutput replaces everything with a message. The gate still checks evidence, so
+    // a message over a failing run is rejected and the original goes out.
+    if !compiled.outputs.is_empty() {
+        let whole = trimmed_join(lines);
+        if let Some((_, message)) = compiled.outputs.iter().find(|(p, _)| p.is_match(&whole)) {
+            let omitted = Omitted { noise: n, ..Omitted::default() };
+            return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted);
+        }
+    }
+    let mut plan = Plan::keep_all(n);
+    if !compiled.skip.is_empty() {
+        for i in 0..n {
+            if !evidence[i] && compiled.skip.is_match(lines[i]) {
+                plan.state[i] = Some(Drop::Noise);
+            }
+        }
+    }
+    let pre_keep = (rule.counter_source == CounterSource::PreKeep).then(|| plan.clone());
+    if !compiled.keep.is_empty() {
+        let kept = plan.kept();
+        if kept.iter().any(|&i| compiled.keep.is_match(lines[i])) {
+            for i in kept {
+                if !evidence[i] && !compiled.keep.is_match(lines[i]) {
+                    plan.state[i] = Some(Drop::Filtered);
+                }
+            }
+        }
+    }
+    // Blank edges always go: they carry nothing and tokenjuice trims them on output anyway.
+    plan.trim_blank_edges(lines);
+    plan.collapse_blank_runs(lines);
+    if rule.transforms.dedupe_adjacent {
+        plan.dedupe_adjacent(lines);
+    }
+    let facts = count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled);
+    if plan.state.iter().all(Option::is_some)
+        && let Some(message) = &rule.on_empty
+    {
+        let (mut body, omitted) = plan.render(lines, evidence);
+        body.retain(|l| !window::is_marker(l));
+        body.push(Cow::Owned(format!("[tj] {message}")));
+        return (body, facts, omitted);
+    }
+    let (head, tail) = rule.window(exit_code);
+    match rule.shape.as_deref() {
+        Some("search-hits")
+            if plan.group_search_hits(
+                lines,
+                evidence,
+                crate::rules::schema::HITS_PER_FILE,
+                head,
+                tail,
+            ) => {}
+        _ => plan.window(evidence, head, tail),
+    }
+    let (body, omitted) = plan.render(lines, evidence);
+    (body, facts, omitted)
+}
+
+fn trimmed_join(lines: &[&str]) -> String {
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    lines[start..end].join("\n")
+}
+
+fn count(lines: &[&str], plan: &Plan, compiled: &CompiledRule) -> Facts {
+    let kept = plan.kept();
+    compiled
+        .counters
+        .iter()
+        .map(|(name, pattern)| {
+            (name.clone(), kept.iter().filter(|&&i| pattern.is_match(lines[i])).count())
+        })
+        .collect()
+}
+
+/// Formats a reduced rendition: a header with the exit code and facts, the body, and one
+/// closing notice saying what went and how to get it back.
+fn format_text(
+    exit_code: Option<i64>,
+    facts: &[(String, usize)],
+    body: &[Cow<'_, str>],
+    omitted: &Omitted,
+    total_lines: usize,
+    artifact: Option<(&str, &str)>,
+) -> String {
+    let mut text = String::with_capacity(body.iter().map(|l| l.len() + 1).sum::<usize>() + 256);
+    let facts: Vec<String> =
+        facts.iter().filter(|(_, n)| *n > 0).map(|(name, n)| pluralize(*n, name)).collect();
+    let code = exit_code.filter(|c| *c != 0);
+    if code.is_some() || !facts.is_empty() {
+        text.push_str("[tj]");
+        if let Some(code) = code {
+            let _ = write!(text, " exit {code}");
+        }
+        if !facts.is_empty() {
+            text.push_str(if code.is_some() { " · " } else { " " });
+            text.push_str(&facts.join(", "));
+        }
+        text.push('\n');
+    }
+    for line in body {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let dropped = omitted.lines();
+    if dropped > 0 || omitted.trimmed_lines > 0 {
+        let _ = write!(text, "[tj] {} of {} lines omitted", group(dropped), group(total_lines));
+        let parts: Vec<String> = [
+            (omitted.noise, "noise"),
+            (omitted.filtered, "filtered"),
+            (omitted.repeats, "repeats"),
+            (omitted.window, "outside the window"),
+            (omitted.blank, "blank"),
+            (omitted.trimmed_lines, "long lines cut"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{} {what}", group(*n)))
+        .collect();
+        if !parts.is_empty() {
+            let _ = write!(text, " ({})", parts.join(", "));
+        }
+        if let Some((id, path)) = artifact {
+            let _ = write!(text, " · full output: tj expand {id} ({path})");
+        }
+    }
+    while text.ends_with('\n') {
+        text.pop();
+    }
+    text
+}
+
+/// `1234567` → `1,234,567`.
+fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// tokenjuice's fact wording: `1 failed test`, `3 failed tests`; names ending in
+/// passed/failed/skipped are not pluralised.
+fn pluralize(count: usize, noun: &str) -> String {
+    if count == 1
+        || noun.ends_with("passed")
+        || noun.ends_with("failed")
+        || noun.ends_with("skipped")
+    {
+        return format!("{count} {noun}");
+    }
+    let plural = if noun.ends_with(['s', 'x', 'z']) || noun.ends_with("sh") || noun.ends_with("ch")
+    {
+        format!("{noun}es")
+    } else if noun.ends_with('y') && !noun.ends_with(['a', 'e', 'i', 'o', 'u']) && noun.len() > 1 {
+        let stem = &noun[..noun.len() - 1];
+        if stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
+            format!("{noun}s")
+        } else {
+            format!("{stem}ies")
+        }
+    } else {
+        format!("{noun}s")
+    };
+    format!("{count} {plural}")
+}
+
+/// The JSON form of a rendition: a superset of tokenjuice's `CompactResult`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonRendition<'a> {
+    /// The rendition text.
+    pub inline_text: &'a str,
+    /// Counter results.
+    pub facts: serde_json::Map<String, serde_json::Value>,
+    /// Sizes in characters.
+    pub stats: JsonStats,
+    /// Which rule reduced it.
+    pub classification: JsonClassification<'a>,
+    /// The stored original.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_ref: Option<&'a ArtifactRef>,
+    /// The exit code.
+    pub exit_code: Option<i64>,
+    /// The signal that ended the command, if any.
+    pub signal: Option<i32>,
+    /// How long the command ran, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Estimated tokens.
+    pub tokens: JsonTokens,
+    /// True when nothing was dropped.
+    pub lossless: bool,
+    /// True when a reduction (not the original) was adopted.
+    pub reduced: bool,
+    /// Why the original went out, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passthrough: Option<String>,
+    /// Omitted line counts.
+    pub omitted: Omitted,
+}
+
+/// `stats` of [`JsonRendition`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonStats {
+    /// Characters of the rendered original.
+    pub raw_chars: usize,
+    /// Characters of the rendition.
+    pub reduced_chars: usize,
+    /// reduced / raw.
+    pub ratio: f64,
+}
+
+/// `classification` of [`JsonRendition`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonClassification<'a> {
+    /// The rule's family.
+    pub family: &'a str,
+    /// The rule's id.
+    pub matched_reducer: &'a str,
+    /// 0.9 for a specific rule, 0.2 for the fallback (tokenjuice's values).
+    pub confidence: f64,
+    /// The rule's layer.
+    pub layer: &'static str,
+}
+
+/// `tokens` of [`JsonRendition`].
+#[derive(Debug, Serialize)]
+pub struct JsonTokens {
+    /// Estimated tokens of the original.
+    pub raw: usize,
+    /// Estimated tokens of the rendition.
+    pub reduced: usize,
+}
+
+impl Reduction {
+    /// The JSON form.
+    pub fn to_json(&self, duration_ms: Option<u64>, signal: Option<i32>) -> JsonRendition<'_> {
+        let facts =
+            self.facts.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(*v))).collect();
+        let ratio = if self.raw_chars == 0 {
+            1.0
+        } else {
+            ((self.reduced_chars as f64 / self.raw_chars as f64) * 10_000.0).round() / 10_000.0
+        };
+        JsonRendition {
+            inline_text: &self.text,
+            facts,
+            stats: JsonStats {
+                raw_chars: self.raw_chars,
+                reduced_chars: self.reduced_chars,
+                ratio,
+            },
+            classification: JsonClassification {
+                family: &self.family,
+                matched_reducer: &self.rule,
+                confidence: if self.fallback { 0.2 } else { 0.9 },
+                layer: self.layer.as_str(),
+            },
+            raw_ref: self.artifact.as_ref(),
+            exit_code: self.exit_code,
+            signal,
+            duration_ms,
+            tokens: JsonTokens { raw: self.raw_tokens, reduced: self.reduced_tokens },
+            lossless: self.passthrough.is_some() || self.lossless,
+            reduced: self.is_reduced(),
+            passthrough: self.passthrough.as_ref().map(describe_passthrough),
+            omitted: self.omitted,
+        }
+    }
+}
+
+/// A short description of why the original went out.
+pub fn describe_passthrough(p: &Passthrough) -> String {
+    match p {
+        Passthrough::Raw => "raw output requested".to_owned(),
+        Passthrough::Verbatim => "the rule passes this output through verbatim".to_owned(),
+        Passthrough::Dense(rho) => {
+            format!("no rule matched and the output is dense (ρ = {rho:.2})")
+        }
+        Passthrough::NotStored => {
+            "the original could not be stored, so nothing was dropped".to_owned()
+        }
+        Passthrough::Rejected(r) => r.to_string(),
+        Passthrough::Panicked => "the reducer failed; this is the original".to_owned(),
+    }
+}
+
+/// The distinct evidence lines of `raw` as the engine sees them (for tests and
+/// `tj rules verify`): the built-in classifier only.
+pub fn evidence_of(raw: &[u8]) -> Vec<String> {
+    let rendered = screen(raw);
+    let lines = split_lines(&rendered);
+    let flags = evidence::classify(&lines);
+    let mut seen = HashSet::new();
+    lines
+        .iter()
+        .zip(flags)
+        .filter(|(l, f)| *f && seen.insert(**l))
+        .map(|(l, _)| (*l).to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact() -> ArtifactRef {
+        ArtifactRef { id: "0123456789ab".into(), path: "/tmp/tj/spill/0123456789ab.log".into() }
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    fn cargo_output(failures: usize) -> String {
+        let mut raw = String::from(
+            "   Compiling demo v0.1.0 (/tmp/demo)\n    Finished test\n     Running unittests\n\nrunning 301 tests\n",
+        );
+        for i in 0..300 {
+            let _ = writeln!(raw, "test module::tests::case_{i:03} ... ok");
+        }
+        for i in 0..failures {
+            let _ = writeln!(raw, "test module::tests::broken_{i} ... FAILED");
+        }
+        raw.push_str("\nfailures:\n\n---- module::tests::broken_0 stdout ----\n\nthread 'module::tests::broken_0' panicked at src/lib.rs:10:5:\nassertion `left == right` failed\n  left: 1\n right: 2\n\nfailures:\n    module::tests::broken_0\n\ntest result: FAILED. 300 passed; 1 failed; 0 ignored\n");
+        raw
+    }
+
+    #[test]
+    fn keeps_every_failure_line_and_drops_passing_tests() {
+        let raw = cargo_output(1);
+        let a = argv(&["cargo", "test"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let out = reduce(&input, &RuleSet::builtin(), &opts);
+        assert!(out.is_reduced(), "{:?}", out.passthrough);
+        for line in evidence_of(raw.as_bytes()) {
+            assert!(out.text.lines().any(|l| l == line), "lost {line:?}");
+        }
+        assert!(!out.text.contains("case_150 ... ok"));
+        assert!(out.text.starts_with("[tj] exit 101"));
+        assert!(out.text.ends_with("(/tmp/tj/spill/0123456789ab.log)"));
+    }
+
+    #[test]
+    fn reduction_is_deterministic() {
+        let raw = cargo_output(1);
+        let a = argv(&["cargo", "test"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let rules = RuleSet::builtin();
+        assert_eq!(reduce(&input, &rules, &opts).text, reduce(&input, &rules, &opts).text);
+    }
+
+    #[test]
+    fn without_a_stored_original_nothing_is_dropped() {
+        let raw = cargo_output(1);
+        let a = argv(&["cargo", "test"]);
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let out = reduce(&input, &RuleSet::builtin(), &Options::default());
+        assert_eq!(out.passthrough, Some(Passthrough::NotStored));
+        assert!(out.text.contains("case_150 ... ok"));
+    }
+
+    #[test]
+    fn raw_option_passes_the_original_through_ansi_stripped() {
+        let raw = b"\x1b[31merror\x1b[0m: boom\n";
+        let art = artifact();
+        let opts = Options { raw: true, artifact: Some(&art), ..Options::default() };
+        let out = reduce(&Input { raw, ..Input::default() }, &RuleSet::builtin(), &opts);
+        assert_eq!(out.text, "error: boom");
+        assert_eq!(out.passthrough, Some(Passthrough::Raw));
+    }
+
+    #[test]
+    fn small_output_goes_out_unchanged() {
+        let raw = b"hello\nworld\n";
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let a = argv(&["cargo", "test"]);
+        let out = reduce(
+            &Input { raw, argv: &a, exit_code: Some(0), ..Input::default() },
+            &RuleSet::builtin(),
+            &opts,
+        );
+        assert_eq!(out.text, "hello\nworld");
+        assert!(!out.is_reduced());
+    }
+
+    #[test]
+    fn empty_output_says_so() {
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let out = reduce(
+            &Input { raw: b"", exit_code: Some(3), ..Input::default() },
+            &RuleSet::builtin(),
+            &opts,
+        );
+        assert_eq!(out.text, "[tj] exit 3\n(no output)");
+    }
+
+    #[test]
+    fn pluralizes_like_tokenjuice() {
+        assert_eq!(pluralize(3, "failed test"), "3 failed tests");
+        assert_eq!(pluralize(1, "failed test"), "1 failed test");
+        assert_eq!(pluralize(2, "passed"), "2 passed");
+        assert_eq!(pluralize(2, "match"), "2 matches");
+        assert_eq!(pluralize(2, "dependency"), "2 dependencies");
+        assert_eq!(pluralize(2, "key"), "2 keys");
+    }
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn split_lines_trims_trailing_space_and_final_newline() {
+        assert_eq!(split_lines("a  \nb\t\n"), vec!["a", "b"]);
+        assert_eq!(split_lines(""), Vec::<&str>::new());
+        assert_eq!(split_lines("\n\n"), vec!["", ""]);
+    }
+}

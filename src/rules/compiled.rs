@@ -1,0 +1,245 @@
+//! Regexes of one rule, compiled only when that rule is selected (DESIGN.md "Only the
+//! selected rule's regexes need compiling").
+//!
+//! Rule files carry JavaScript regexes (tokenjuice compatibility). Most are valid for the
+//! `regex` crate; the ones that use lookaround fall back to `fancy-regex`, whose backtracking
+//! is bounded, so a hostile project rule costs time, never a hang. A pattern neither accepts
+//! is disabled alone, with a [`PatternError`] naming the rule, the field and the reason.
+
+use std::fmt;
+
+use super::schema::Rule;
+
+/// A compiled pattern: the linear-time engine when it can, the backtracking one when the
+/// pattern needs lookaround or backreferences.
+#[derive(Debug)]
+pub enum Pattern {
+    /// Compiled by `regex`.
+    Linear(regex::Regex),
+    /// Compiled by `fancy-regex`; runtime errors (backtrack limit) count as no match.
+    Backtracking(Box<fancy_regex::Regex>),
+}
+
+/// Why one pattern of a rule was disabled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError {
+    /// The rule's id.
+    pub rule: String,
+    /// Where in the rule, e.g. `filters.skipPatterns[2]`.
+    pub field: String,
+    /// The pattern text.
+    pub pattern: String,
+    /// The regex engine's message.
+    pub reason: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let reason = self.reason.lines().last().unwrap_or_default().trim();
+        write!(
+            f,
+            "rule `{}`: invalid regex in {} ({:?}): {}; that pattern is disabled",
+            self.rule, self.field, self.pattern, reason
+        )
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+impl Pattern {
+    /// Compiles `pattern` with JavaScript-style `flags` (`i`, `m`, `s`; `g`, `u`, `y`, `d`
+    /// are meaningless here and ignored).
+    pub fn new(pattern: &str, flags: Option<&str>) -> Result<Pattern, String> {
+        let flags = flags.unwrap_or("");
+        let (ci, ml, dot) = (flags.contains('i'), flags.contains('m'), flags.contains('s'));
+        let linear = regex::RegexBuilder::new(pattern)
+            .case_insensitive(ci)
+            .multi_line(ml)
+            .dot_matches_new_line(dot)
+            .size_limit(1 << 22)
+            .build();
+        match linear {
+            Ok(re) => Ok(Pattern::Linear(re)),
+            Err(linear_err) => {
+                let mut inline = String::new();
+                for (on, c) in [(ci, 'i'), (ml, 'm'), (dot, 's')] {
+                    if on {
+                        inline.push(c);
+                    }
+                }
+                let text = if inline.is_empty() {
+                    pattern.to_owned()
+                } else {
+                    format!("(?{inline}){pattern}")
+                };
+                match fancy_regex::RegexBuilder::new(&text).backtrack_limit(100_000).build() {
+                    Ok(re) => Ok(Pattern::Backtracking(Box::new(re))),
+                    Err(_) => Err(linear_err.to_string()),
+                }
+            }
+        }
+    }
+
+    /// Returns true if and only if the pattern matches somewhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        match self {
+            Pattern::Linear(re) => re.is_match(text),
+            Pattern::Backtracking(re) => re.is_match(text).unwrap_or(false),
+        }
+    }
+}
+
+/// A list of patterns matched as one: a line matches if any pattern does.
+#[derive(Debug, Default)]
+pub struct PatternSet {
+    linear: Option<regex::RegexSet>,
+    backtracking: Vec<fancy_regex::Regex>,
+}
+
+impl PatternSet {
+    /// Compiles `patterns` (no flags, as tokenjuice compiles filters), reporting each
+    /// invalid one in `problems` and leaving it out.
+    pub fn new(
+        rule: &str,
+        field: &str,
+        patterns: &[String],
+        problems: &mut Vec<PatternError>,
+    ) -> PatternSet {
+        if patterns.is_empty() {
+            return PatternSet::default();
+        }
+        // Fast path: one set for the whole list; compile one by one only to find a culprit.
+        if let Ok(set) = regex::RegexSetBuilder::new(patterns).size_limit(1 << 23).build() {
+            return PatternSet { linear: Some(set), backtracking: Vec::new() };
+        }
+        let mut linear = Vec::new();
+        let mut backtracking = Vec::new();
+        for (i, pattern) in patterns.iter().enumerate() {
+            match Pattern::new(pattern, None) {
+                Ok(Pattern::Linear(_)) => linear.push(pattern.as_str()),
+                Ok(Pattern::Backtracking(re)) => backtracking.push(*re),
+                Err(reason) => problems.push(PatternError {
+                    rule: rule.to_owned(),
+                    field: format!("{field}[{i}]"),
+                    pattern: pattern.clone(),
+                    reason,
+                }),
+            }
+        }
+        let linear = if linear.is_empty() { None } else { regex::RegexSet::new(linear).ok() };
+        PatternSet { linear, backtracking }
+    }
+
+    /// Returns true if and only if the set holds no usable pattern.
+    pub fn is_empty(&self) -> bool {
+        self.linear.as_ref().is_none_or(|s| s.is_empty()) && self.backtracking.is_empty()
+    }
+
+    /// Returns true if and only if some pattern matches `line`.
+    pub fn is_match(&self, line: &str) -> bool {
+        self.linear.as_ref().is_some_and(|s| s.is_match(line))
+            || self.backtracking.iter().any(|re| re.is_match(line).unwrap_or(false))
+    }
+}
+
+/// The selected rule's regexes, ready to run.
+#[derive(Debug, Default)]
+pub struct CompiledRule {
+    /// `filters.skipPatterns`.
+    pub skip: PatternSet,
+    /// `filters.keepPatterns`.
+    pub keep: PatternSet,
+    /// `evidence`.
+    pub evidence: PatternSet,
+    /// `counters`, by name; a counter whose pattern is invalid is left out.
+    pub counters: Vec<(String, Pattern)>,
+    /// `matchOutput`, with their messages.
+    pub outputs: Vec<(Pattern, String)>,
+    /// Every pattern that was disabled, for one warning each.
+    pub problems: Vec<PatternError>,
+}
+
+impl CompiledRule {
+    /// Compiles every pattern of `rule`. Never fails: invalid patterns are disabled and
+    /// listed in `problems`.
+    pub fn compile(rule: &Rule) -> CompiledRule {
+        let mut problems = Vec::new();
+        let id = rule.id.as_str();
+        let skip =
+            PatternSet::new(id, "filters.skipPatterns", &rule.filters.skip_patterns, &mut problems);
+        let keep =
+            PatternSet::new(id, "filters.keepPatterns", &rule.filters.keep_patterns, &mut problems);
+        let evidence = PatternSet::new(id, "evidence", &rule.evidence, &mut problems);
+        let mut counters = Vec::with_capacity(rule.counters.len());
+        for (i, counter) in rule.counters.iter().enumerate() {
+            match Pattern::new(&counter.pattern, counter.flags.as_deref()) {
+                Ok(re) => counters.push((counter.name.clone(), re)),
+                Err(reason) => problems.push(PatternError {
+                    rule: id.to_owned(),
+                    field: format!("counters[{i}]"),
+                    pattern: counter.pattern.clone(),
+                    reason,
+                }),
+            }
+        }
+        let mut outputs = Vec::with_capacity(rule.match_output.len());
+        for (i, out) in rule.match_output.iter().enumerate() {
+            match Pattern::new(&out.pattern, out.flags.as_deref()) {
+                Ok(re) => outputs.push((re, out.message.clone())),
+                Err(reason) => problems.push(PatternError {
+                    rule: id.to_owned(),
+                    field: format!("matchOutput[{i}]"),
+                    pattern: out.pattern.clone(),
+                    reason,
+                }),
+            }
+        }
+        CompiledRule { skip, keep, evidence, counters, outputs, problems }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_apply() {
+        let re = Pattern::new("^error", Some("i")).unwrap();
+        assert!(re.is_match("ERROR: x"));
+        let re = Pattern::new("^b$", Some("m")).unwrap();
+        assert!(re.is_match("a\nb\nc"));
+        assert!(!Pattern::new("^b$", None).unwrap().is_match("a\nb\nc"));
+    }
+
+    #[test]
+    fn lookaround_falls_back_to_backtracking() {
+        let re = Pattern::new(r"^(?!ok).*done", None).unwrap();
+        assert!(matches!(re, Pattern::Backtracking(_)));
+        assert!(re.is_match("build done"));
+        assert!(!re.is_match("ok done"));
+    }
+
+    #[test]
+    fn invalid_regex_disables_that_pattern_only() {
+        let mut problems = Vec::new();
+        let set = PatternSet::new(
+            "x/y",
+            "filters.skipPatterns",
+            &["^Compiling".to_owned(), "(unclosed".to_owned(), "(?<=a)b".to_owned()],
+            &mut problems,
+        );
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].field, "filters.skipPatterns[1]");
+        assert!(problems[0].to_string().contains("that pattern is disabled"));
+        assert!(set.is_match("Compiling foo"));
+        assert!(set.is_match("ab"));
+        assert!(!set.is_match("cb"));
+    }
+
+    #[test]
+    fn js_style_escapes_compile() {
+        // Escaped slashes and hyphens are common in JavaScript-authored rules.
+        assert!(Pattern::new(r"^src\/.*\.ts$", None).unwrap().is_match("src/a.ts"));
+        assert!(Pattern::new(r"[\w\-]+", None).is_ok());
+    }
+}

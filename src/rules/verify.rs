@@ -1,0 +1,197 @@
+//! Checks behind `tj rules verify`: every rule loads, every pattern compiles, and, with
+//! fixtures, every case keeps what it must, drops what it should, is deterministic, holds
+//! provenance, and every builtin rule is exercised by at least one fixture.
+//!
+//! Pure: fixtures arrive parsed; `cli::rules` reads the files.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+use super::compiled::CompiledRule;
+use super::select::{self, Query};
+use super::{Layer, RuleSet};
+use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
+
+/// A recorded command output with the lines that must survive (the corpus format).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Fixture {
+    /// The case's name.
+    pub id: String,
+    /// The family it belongs to.
+    pub family: String,
+    /// The argv as run.
+    pub argv: Vec<String>,
+    /// The command string.
+    pub command: Option<String>,
+    /// The exit code.
+    #[serde(rename = "exitCode")]
+    pub exit_code: Option<i64>,
+    /// The captured output (may hold ANSI and `\r`).
+    pub text: String,
+    /// Substrings that every rendition must contain.
+    pub must_keep: Vec<String>,
+    /// Substrings an adopted reduction must not contain.
+    pub must_drop: Vec<String>,
+    /// The rule the case must select, if stated.
+    pub rule: Option<String>,
+}
+
+/// The artifact every fixture check pretends was stored; its shape matches a real one.
+pub fn fixture_artifact() -> ArtifactRef {
+    ArtifactRef { id: "0123456789ab".to_owned(), path: "/tmp/tj/spill/0123456789ab.log".to_owned() }
+}
+
+/// Problems with the rule set itself, one message each.
+pub fn check_rules(set: &RuleSet) -> Vec<String> {
+    let mut problems: Vec<String> = set.problems.iter().map(ToString::to_string).collect();
+    for rule in set.rules() {
+        for p in CompiledRule::compile(&rule.rule).problems {
+            problems.push(format!("{}: {p}", rule.path.display()));
+        }
+        for (field, re) in [
+            ("match.commandRegex", &rule.rule.matcher.command_regex),
+            ("match.outputRegex", &rule.rule.matcher.output_regex),
+        ] {
+            if let Some(re) = re
+                && let Err(reason) = super::compiled::Pattern::new(re, None)
+            {
+                problems
+                    .push(format!("{}: invalid regex in {field}: {reason}", rule.path.display()));
+            }
+        }
+        if let Some(shape) = &rule.rule.shape
+            && !super::schema::SHAPES.contains(&shape.as_str())
+        {
+            problems.push(format!(
+                "{}: unknown shape `{shape}` (known: {}); ignored",
+                rule.path.display(),
+                super::schema::SHAPES.join(", ")
+            ));
+        }
+        if rule.layer == Layer::Builtin
+            && rule.path.to_str().is_some_and(|p| p.starts_with("rules/"))
+            && rule.path.to_str() != Some(&format!("rules/{}.json", rule.rule.id))
+        {
+            problems.push(format!(
+                "{}: id `{}` does not match its path",
+                rule.path.display(),
+                rule.rule.id
+            ));
+        }
+    }
+    problems
+}
+
+/// The outcome of checking one fixture.
+#[derive(Debug, Default)]
+pub struct CaseReport {
+    /// The rule it selected.
+    pub rule: String,
+    /// Whether a reduction was adopted.
+    pub reduced: bool,
+    /// Estimated tokens before and after.
+    pub tokens: (usize, usize),
+    /// Problems, one message each.
+    pub problems: Vec<String>,
+}
+
+/// Checks one fixture against `set`.
+pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
+    let artifact = fixture_artifact();
+    let opts = Options { artifact: Some(&artifact), ..Options::default() };
+    let input = Input {
+        raw: case.text.as_bytes(),
+        argv: &case.argv,
+        command: case.command.as_deref(),
+        tool_name: None,
+        exit_code: case.exit_code,
+    };
+    let first = reduce::run(&input, set, &opts);
+    let second = reduce::run(&input, set, &opts);
+    let mut report = CaseReport {
+        rule: first.rule.clone(),
+        reduced: first.is_reduced(),
+        tokens: (first.raw_tokens, first.reduced_tokens),
+        problems: Vec::new(),
+    };
+    let mut problem = |msg: String| report.problems.push(format!("{}: {msg}", case.id));
+    if first.passthrough == Some(Passthrough::Panicked) {
+        problem("the reducer panicked".to_owned());
+    }
+    if first.text != second.text {
+        problem("two runs gave different renditions".to_owned());
+    }
+    if let Some(expected) = &case.rule
+        && expected != &first.rule
+    {
+        problem(format!("selected `{}`, expected `{expected}`", first.rule));
+    }
+    for keep in &case.must_keep {
+        if !first.text.contains(keep.as_str()) {
+            problem(format!("must_keep {keep:?} is missing"));
+        }
+    }
+    if first.is_reduced() {
+        for drop in &case.must_drop {
+            if first.text.contains(drop.as_str()) {
+                problem(format!("must_drop {drop:?} survived"));
+            }
+        }
+        let rendered_chars = reduce::screen(case.text.as_bytes()).chars().count();
+        if first.reduced_chars >= rendered_chars.max(1) {
+            problem(format!(
+                "adopted a rendition of {} chars for {}",
+                first.reduced_chars, first.raw_chars
+            ));
+        }
+        for line in reduce::evidence_of(case.text.as_bytes()) {
+            if !first.text.lines().any(|l| l == line) {
+                problem(format!("evidence line {line:?} is missing"));
+            }
+        }
+        let rendered = reduce::screen(case.text.as_bytes());
+        let original: BTreeSet<&str> = reduce::split_lines(&rendered).into_iter().collect();
+        // The path of the last search hit shown: a hit of the same file may shed it.
+        let mut path: Option<String> = None;
+        for line in first.text.lines() {
+            let ours = line.starts_with("[tj] ")
+                || reduce::window::is_marker(line)
+                || line.contains(" chars cut by tj]… ");
+            let verbatim = original.contains(line);
+            let regrouped =
+                path.as_ref().is_some_and(|p| original.contains(format!("{p}:{line}").as_str()));
+            if !ours && !verbatim && !regrouped {
+                problem(format!("line {line:?} is neither from the original nor marked as tj's"));
+            }
+            if verbatim {
+                path = reduce::window::hit_path(line).map(str::to_owned);
+            } else if ours {
+                path = None;
+            }
+        }
+    }
+    report
+}
+
+/// Builtin rules that no fixture selects.
+pub fn uncovered_rules(set: &RuleSet, cases: &[Fixture]) -> Vec<String> {
+    let mut covered = BTreeSet::new();
+    for case in cases {
+        let query = Query {
+            argv: &case.argv,
+            command: case.command.as_deref(),
+            tool_name: None,
+            exit_code: case.exit_code,
+        };
+        let rendered = reduce::screen(case.text.as_bytes());
+        let lines = reduce::split_lines(&rendered);
+        covered.insert(select::select(set, &query, Some(&lines)).rule.rule.id.clone());
+    }
+    set.rules()
+        .iter()
+        .filter(|r| r.layer == Layer::Builtin && !covered.contains(&r.rule.id))
+        .map(|r| r.rule.id.clone())
+        .collect()
+}

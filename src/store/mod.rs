@@ -1,0 +1,251 @@
+//! The store of originals (DESIGN.md "Store"): every reduced output's raw bytes are spilled
+//! to `<data dir>/spill/<id>.log` before any rendition naming them is emitted, with a
+//! metadata file beside them. Directories are 0700 and files 0600: outputs hold secrets.
+//!
+//! The id is the first 12 hex digits of the SHA-256 of the raw bytes, so the same output
+//! maps to the same file and storing it twice writes nothing new. Retention, dedupe stubs
+//! and the ledger arrive with `tj run` (issue 3).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::env::Env;
+use crate::reduce::ArtifactRef;
+
+/// Hex digits of the SHA-256 used as the artifact id.
+pub const ID_LEN: usize = 12;
+
+/// The store, rooted at the data directory.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// What is recorded beside a spilled original.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// The artifact id.
+    pub id: String,
+    /// The full SHA-256 of the raw bytes.
+    pub sha256: String,
+    /// Seconds since the Unix epoch when stored.
+    pub created_at: u64,
+    /// The command, as given.
+    pub command: Option<String>,
+    /// The argv, as given.
+    pub argv: Vec<String>,
+    /// The working directory.
+    pub cwd: Option<String>,
+    /// The exit code.
+    pub exit_code: Option<i64>,
+    /// Raw bytes.
+    pub bytes: usize,
+    /// The selected rule.
+    pub rule: Option<String>,
+    /// Characters of the rendition.
+    pub reduced_chars: Option<usize>,
+    /// Estimated tokens before and after.
+    pub tokens: Option<(usize, usize)>,
+    /// `TJ_SESSION`.
+    pub session: Option<String>,
+}
+
+/// The id of `raw`: the first [`ID_LEN`] hex digits of its SHA-256, and the full digest.
+pub fn id_of(raw: &[u8]) -> (String, String) {
+    let digest = Sha256::digest(raw);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    (hex[..ID_LEN].to_owned(), hex)
+}
+
+impl Store {
+    /// The store for this environment (`TJ_DATA_DIR` or the platform data dir). Creates
+    /// nothing yet.
+    pub fn new(env: &Env) -> Result<Store> {
+        let root = env.data_dir().context("could not find a data directory (set TJ_DATA_DIR)")?;
+        Ok(Store { root })
+    }
+
+    /// A store rooted at `root`.
+    pub fn at(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    fn spill_dir(&self) -> PathBuf {
+        self.root.join("spill")
+    }
+
+    /// Where the original with this id lives.
+    pub fn spill_path(&self, id: &str) -> PathBuf {
+        self.spill_dir().join(format!("{id}.log"))
+    }
+
+    fn meta_path(&self, id: &str) -> PathBuf {
+        self.spill_dir().join(format!("{id}.json"))
+    }
+
+    /// Persists `raw` and returns its reference. Writes nothing when an identical original
+    /// is already stored.
+    pub fn persist(&self, raw: &[u8], meta: &mut Metadata) -> Result<ArtifactRef> {
+        let (id, sha) = id_of(raw);
+        let dir = self.spill_dir();
+        create_private_dir(&self.root)?;
+        create_private_dir(&dir)?;
+        let path = self.spill_path(&id);
+        let same = fs::metadata(&path).is_ok_and(|m| m.len() == raw.len() as u64);
+        if !same {
+            atomic_write(&path, raw)
+                .with_context(|| format!("could not store the original in `{}`", path.display()))?;
+        }
+        meta.id.clone_from(&id);
+        meta.sha256 = sha;
+        meta.bytes = raw.len();
+        meta.created_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Ok(ArtifactRef { id, path: path.display().to_string() })
+    }
+
+    /// Writes the metadata for an artifact already persisted.
+    pub fn write_metadata(&self, meta: &Metadata) -> Result<()> {
+        let json = serde_json::to_vec_pretty(meta).context("could not encode metadata")?;
+        atomic_write(&self.meta_path(&meta.id), &json).context("could not write metadata")
+    }
+
+    /// Reads the original with this id (or a unique prefix of it).
+    pub fn read(&self, id: &str) -> Result<Vec<u8>> {
+        let id = self.resolve(id)?;
+        let path = self.spill_path(&id);
+        let mut bytes = Vec::new();
+        File::open(&path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .with_context(|| format!("could not read `{}`", path.display()))?;
+        Ok(bytes)
+    }
+
+    /// The full id for `prefix`, which must name exactly one stored original.
+    pub fn resolve(&self, prefix: &str) -> Result<String> {
+        if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("`{prefix}` is not an artifact id (ids are hex digits, as `tj ls` shows)");
+        }
+        let prefix = prefix.to_ascii_lowercase();
+        let entries = match fs::read_dir(self.spill_dir()) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                bail!("no artifact `{prefix}`: nothing is stored yet in `{}`", self.root.display())
+            }
+            Err(err) => return Err(err).context("could not list the store"),
+        };
+        let mut found: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                e.file_name().to_str().and_then(|n| n.strip_suffix(".log")).map(str::to_owned)
+            })
+            .filter(|id| id.starts_with(&prefix))
+            .collect();
+        found.sort();
+        match found.len() {
+            0 => bail!("no artifact `{prefix}` in `{}`", self.root.display()),
+            1 => Ok(found.remove(0)),
+            n => bail!("`{prefix}` matches {n} artifacts; give more digits"),
+        }
+    }
+}
+
+/// Creates `dir` (and parents) private to the user, and tightens it if it already exists.
+fn create_private_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("could not create `{}`", dir.display()))?;
+        let meta =
+            fs::metadata(dir).with_context(|| format!("could not stat `{}`", dir.display()))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("could not make `{}` private", dir.display()))?;
+        }
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir).with_context(|| format!("could not create `{}`", dir.display()))?;
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a private temporary file in the same directory and a
+/// rename, so a reader sees the old file or the new one, never half of one.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tj");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let result = (|| {
+        let mut file = options.open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tj-store-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn persists_privately_and_reads_back() {
+        let root = temp("rw");
+        let store = Store::at(&root);
+        let mut meta = Metadata::default();
+        let art = store.persist(b"secret output\n", &mut meta).unwrap();
+        assert_eq!(art.id.len(), ID_LEN);
+        assert_eq!(store.read(&art.id).unwrap(), b"secret output\n");
+        assert_eq!(store.read(&art.id[..6]).unwrap(), b"secret output\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&root), 0o700);
+            assert_eq!(mode(&root.join("spill")), 0o700);
+            assert_eq!(mode(Path::new(&art.path)), 0o600);
+        }
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn unknown_and_malformed_ids_are_clear_errors() {
+        let root = temp("ids");
+        let store = Store::at(&root);
+        assert!(store.read("abc").unwrap_err().to_string().contains("nothing is stored yet"));
+        assert!(store.read("../etc").unwrap_err().to_string().contains("not an artifact id"));
+    }
+
+    #[test]
+    fn id_is_a_sha256_prefix() {
+        let (id, full) = id_of(b"");
+        assert_eq!(full, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(id, "e3b0c44298fc");
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests through the real `tj` binary: one test binary (ripgrep's layout), each
+#![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
+//! test in a fresh temporary HOME with an empty environment.
+
+mod reduce;
+mod rules;
+mod util;

@@ -1,0 +1,166 @@
+//! `tj reduce`, `tj reduce-json` and `tj expand` through the binary.
+
+use crate::util::*;
+
+fn artifact_id(text: &str) -> String {
+    let at = text.rfind("tj expand ").expect("the notice names the artifact");
+    text[at + 10..].split_whitespace().next().unwrap().to_owned()
+}
+
+#[test]
+fn reduce_keeps_failures_stores_the_original_privately_and_expand_brings_it_back() {
+    let env = TestEnv::new();
+    let raw = cargo_test_output(400);
+    let out = env.run(&["reduce", "--exit-code", "101", "--", "cargo", "test"], raw.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("[tj] exit 101"), "{text}");
+    for keep in [
+        "test module::tests::broken ... FAILED",
+        "thread 'module::tests::broken' panicked at src/lib.rs:10:5:",
+        "  left: 1",
+        " right: 2",
+        "test result: FAILED. 400 passed; 1 failed",
+        "error: test failed, to rerun pass `--lib`",
+    ] {
+        assert!(text.contains(keep), "missing {keep:?} in\n{text}");
+    }
+    assert!(!text.contains("case_0200 ... ok"));
+    assert!(text.len() < raw.len() / 3);
+    assert_eq!(stderr(&out), "");
+
+    let id = artifact_id(&text);
+    let spill = env.data().join("spill").join(format!("{id}.log"));
+    assert_eq!(std::fs::read(&spill).unwrap(), raw.as_bytes());
+    assert!(is_private(&spill, 0o600));
+    assert!(is_private(&env.data().join("spill"), 0o700));
+
+    let back = env.run(&["expand", &id, "--raw"], b"");
+    assert_eq!(back.stdout, raw.as_bytes());
+
+    // Every marker's range brings back exactly the lines it stands for.
+    let lines: Vec<&str> = raw.lines().collect();
+    let marker = text
+        .lines()
+        .find(|l| l.starts_with("… ") && l.contains(" omitted (L") && l.contains('–'))
+        .unwrap();
+    let range = marker.split("(L").nth(1).unwrap().split(')').next().unwrap();
+    let (a, b) = range.split_once('–').unwrap();
+    let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+    let count: usize = marker.trim_start_matches("… ").split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(count, b - a + 1);
+    let part = env.run(&["expand", &id, "--lines", &format!("{a}:{b}")], b"");
+    assert_eq!(stdout(&part).trim_end(), lines[a - 1..b].join("\n"));
+}
+
+#[test]
+fn command_string_selects_the_rule_like_argv_does() {
+    let env = TestEnv::new();
+    let raw = cargo_test_output(400);
+    let a = env.run(
+        &["reduce", "--exit-code", "101", "--command", "env RUST_LOG=1 cargo test --lib"],
+        raw.as_bytes(),
+    );
+    let b =
+        env.run(&["reduce", "--exit-code", "101", "--", "cargo", "test", "--lib"], raw.as_bytes());
+    assert_eq!(stdout(&a), stdout(&b));
+}
+
+#[test]
+fn raw_flag_and_env_give_the_whole_original_ansi_stripped() {
+    let env = TestEnv::new();
+    let raw = format!("\x1b[32m{}\x1b[0m", cargo_test_output(100));
+    let out = env.run(&["reduce", "--raw", "--", "cargo", "test"], raw.as_bytes());
+    let text = stdout(&out);
+    assert!(text.contains("case_0050 ... ok"));
+    assert!(!text.contains('\x1b'));
+    let mut cmd = env.cmd(&["reduce", "--", "cargo", "test"]);
+    cmd.env("TJ_RAW", "1");
+    assert_eq!(stdout(&env.run_cmd(cmd, raw.as_bytes())), text);
+}
+
+#[test]
+fn unwritable_data_dir_fails_open_with_one_warning() {
+    let env = TestEnv::new();
+    let blocker = env.write("blocker", "a file where a directory should be");
+    let mut cmd = env.cmd(&["reduce", "--", "cargo", "test"]);
+    cmd.env("TJ_DATA_DIR", blocker.join("sub"));
+    let raw = cargo_test_output(400);
+    let out = env.run_cmd(cmd, raw.as_bytes());
+    assert!(out.status.success());
+    // Nothing could be stored, so nothing was dropped.
+    assert!(stdout(&out).contains("case_0200 ... ok"));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("tj: warning: could not create"), "{err}");
+    assert!(err.contains("the rendition is the whole original"));
+}
+
+#[test]
+fn invalid_utf8_and_binary_input_never_fail() {
+    let env = TestEnv::new();
+    let mut raw = b"header\n\xff\xfe\x00binary\x1b[31m\n".to_vec();
+    raw.extend(std::iter::repeat_n(b'x', 5000));
+    let out = env.run(&["reduce"], &raw);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("header"));
+    assert!(stdout(&out).contains('\u{fffd}'));
+}
+
+#[test]
+fn unreadable_file_is_a_clear_error() {
+    let env = TestEnv::new();
+    let out = env.run(&["reduce", "/nonexistent/output.log"], b"");
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        stderr(&out).starts_with("tj: could not read `/nonexistent/output.log`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn reduce_json_speaks_the_tokenjuice_protocol() {
+    let env = TestEnv::new();
+    let raw = cargo_test_output(400);
+    let request = serde_json::json!({"toolName": "exec", "command": "cargo test", "combinedText": raw, "exitCode": 101});
+    let out = env.run(&["reduce-json"], request.to_string().as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let inline = v["inlineText"].as_str().unwrap();
+    assert!(inline.contains("test module::tests::broken ... FAILED"));
+    assert!(
+        v["stats"]["rawChars"].as_u64().unwrap() > v["stats"]["reducedChars"].as_u64().unwrap()
+    );
+    assert_eq!(v["classification"]["matchedReducer"], "tests/cargo-test");
+    assert_eq!(v["exitCode"], 101);
+    assert_eq!(v["reduced"], true);
+    assert_eq!(v["lossless"], false);
+    assert!(v["rawRef"]["id"].as_str().unwrap().len() == 12);
+    assert!(v["tokens"]["raw"].as_u64().unwrap() > v["tokens"]["reduced"].as_u64().unwrap());
+
+    // The wrapped form, with stdout and stderr.
+    let request = serde_json::json!({"input": {"toolName": "exec", "argv": ["cargo", "test"], "stdout": raw, "stderr": "warning: x"}, "options": {}});
+    let out = env.run(&["reduce-json"], request.to_string().as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["inlineText"].as_str().unwrap().contains("warning: x"));
+}
+
+#[test]
+fn reduce_json_bad_input_is_a_json_error_and_non_zero() {
+    let env = TestEnv::new();
+    for bad in [&b"{not json"[..], b"[]", b"{\"toolName\": 3}", b""] {
+        let out = env.run(&["reduce-json"], bad);
+        assert_eq!(out.status.code(), Some(1), "{:?}", String::from_utf8_lossy(bad));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()));
+    }
+}
+
+#[test]
+fn expand_unknown_id_is_a_clear_error() {
+    let env = TestEnv::new();
+    let out = env.run(&["expand", "abcdef"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no artifact `abcdef`"), "{}", stderr(&out));
+}

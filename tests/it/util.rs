@@ -1,0 +1,114 @@
+//! A temporary environment and a runner for the `tj` binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh HOME, data dir, config dir and working directory, removed on drop.
+pub(crate) struct TestEnv {
+    pub(crate) root: PathBuf,
+}
+
+impl TestEnv {
+    pub(crate) fn new() -> TestEnv {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let root = std::env::temp_dir().join(format!("tj-it-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for dir in ["home", "data", "config", "work"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        // The working directory is its own repository, so project rules above it are ignored.
+        std::fs::create_dir_all(root.join("work/.git")).unwrap();
+        TestEnv { root }
+    }
+
+    pub(crate) fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    pub(crate) fn data(&self) -> PathBuf {
+        self.root.join("data")
+    }
+
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tj"));
+        cmd.env_clear()
+            .env("HOME", self.root.join("home"))
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TJ_DATA_DIR", self.data())
+            .env("TJ_CONFIG_DIR", self.root.join("config"))
+            .current_dir(self.work())
+            .args(args);
+        cmd
+    }
+
+    /// Runs `tj args…` with `stdin` and returns its output.
+    pub(crate) fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
+        self.run_cmd(self.cmd(args), stdin)
+    }
+
+    pub(crate) fn run_cmd(&self, mut cmd: Command, stdin: &[u8]) -> Output {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        out
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A cargo test run: `passing` passing tests, one failure with an assertion diff.
+pub(crate) fn cargo_test_output(passing: usize) -> String {
+    use std::fmt::Write as _;
+    let mut raw = String::from(
+        "   Compiling demo v0.1.0 (/tmp/demo)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.50s\n     Running unittests src/lib.rs (target/debug/deps/demo-1234)\n\n",
+    );
+    let _ = writeln!(raw, "running {} tests", passing + 1);
+    for i in 0..passing {
+        let _ = writeln!(raw, "test module::tests::case_{i:04} ... ok");
+    }
+    raw.push_str("test module::tests::broken ... FAILED\n\nfailures:\n\n---- module::tests::broken stdout ----\n\nthread 'module::tests::broken' panicked at src/lib.rs:10:5:\nassertion `left == right` failed\n  left: 1\n right: 2\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    module::tests::broken\n\n");
+    let _ = writeln!(
+        raw,
+        "test result: FAILED. {passing} passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n\nerror: test failed, to rerun pass `--lib`"
+    );
+    raw
+}
+
+pub(crate) fn is_private(path: &Path, mode: u32) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777 == mode
+}
