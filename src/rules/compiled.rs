@@ -8,13 +8,46 @@
 
 use std::fmt;
 
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
+use regex_automata::{Input, meta};
+
 use super::schema::Rule;
+
+/// Builds ASCII patterns as one matcher. Only "does it match" is ever asked, so no capture
+/// groups are compiled, and Unicode classes are off (JavaScript's `\d`, `\w`, `\b` are
+/// ASCII too): together a third of the cost of `regex::RegexSet` to build.
+fn build_ascii(patterns: &[&str], ci: bool, ml: bool, dot: bool) -> Result<meta::Regex, String> {
+    meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(SIZE_LIMIT << 1)),
+        )
+        .syntax(
+            syntax::Config::new()
+                .unicode(false)
+                .utf8(false)
+                .case_insensitive(ci)
+                .multi_line(ml)
+                .dot_matches_new_line(dot),
+        )
+        .build_many(patterns)
+        .map_err(|e| e.to_string())
+}
 
 /// A compiled pattern: the linear-time engine when it can, the backtracking one when the
 /// pattern needs lookaround or backreferences.
+///
+/// An ASCII pattern compiles as a byte regex with Unicode classes off: `\d`, `\w` and `\b`
+/// are then ASCII, as they are in JavaScript, and compiling costs a third of what the
+/// Unicode tables do (start-up is a budget, DESIGN.md "Performance budget"). A pattern with
+/// non-ASCII text keeps Unicode semantics, so `━+` repeats the character, not its last byte.
 #[derive(Debug)]
 pub enum Pattern {
-    /// Compiled by `regex`.
+    /// An ASCII pattern, compiled without Unicode classes or capture groups.
+    Ascii(Box<meta::Regex>),
+    /// Compiled by `regex` with Unicode semantics.
     Linear(regex::Regex),
     /// Compiled by `fancy-regex`; runtime errors (backtrack limit) count as no match.
     Backtracking(Box<fancy_regex::Regex>),
@@ -46,17 +79,24 @@ impl fmt::Display for PatternError {
 
 impl std::error::Error for PatternError {}
 
+const SIZE_LIMIT: usize = 1 << 22;
+
 impl Pattern {
     /// Compiles `pattern` with JavaScript-style `flags` (`i`, `m`, `s`; `g`, `u`, `y`, `d`
     /// are meaningless here and ignored).
     pub fn new(pattern: &str, flags: Option<&str>) -> Result<Pattern, String> {
         let flags = flags.unwrap_or("");
         let (ci, ml, dot) = (flags.contains('i'), flags.contains('m'), flags.contains('s'));
+        if pattern.is_ascii()
+            && let Ok(re) = build_ascii(&[pattern], ci, ml, dot)
+        {
+            return Ok(Pattern::Ascii(Box::new(re)));
+        }
         let linear = regex::RegexBuilder::new(pattern)
             .case_insensitive(ci)
             .multi_line(ml)
             .dot_matches_new_line(dot)
-            .size_limit(1 << 22)
+            .size_limit(SIZE_LIMIT)
             .build();
         match linear {
             Ok(re) => Ok(Pattern::Linear(re)),
@@ -83,6 +123,7 @@ impl Pattern {
     /// Returns true if and only if the pattern matches somewhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
         match self {
+            Pattern::Ascii(re) => re.is_match(Input::new(text.as_bytes())),
             Pattern::Linear(re) => re.is_match(text),
             Pattern::Backtracking(re) => re.is_match(text).unwrap_or(false),
         }
@@ -92,6 +133,7 @@ impl Pattern {
 /// A list of patterns matched as one: a line matches if any pattern does.
 #[derive(Debug, Default)]
 pub struct PatternSet {
+    ascii: Option<meta::Regex>,
     linear: Option<regex::RegexSet>,
     backtracking: Vec<fancy_regex::Regex>,
 }
@@ -108,15 +150,29 @@ impl PatternSet {
         if patterns.is_empty() {
             return PatternSet::default();
         }
-        // Fast path: one set for the whole list; compile one by one only to find a culprit.
-        if let Ok(set) = regex::RegexSetBuilder::new(patterns).size_limit(1 << 23).build() {
-            return PatternSet { linear: Some(set), backtracking: Vec::new() };
+        let (ascii, unicode): (Vec<&str>, Vec<&str>) =
+            patterns.iter().map(String::as_str).partition(|p| p.is_ascii());
+        // Fast path: one matcher per kind; compile one by one only to find a culprit.
+        let ascii_set = if ascii.is_empty() {
+            Ok(None)
+        } else {
+            build_ascii(&ascii, false, false, false).map(Some)
+        };
+        let linear_set = if unicode.is_empty() {
+            Ok(None)
+        } else {
+            regex::RegexSetBuilder::new(&unicode).size_limit(SIZE_LIMIT << 1).build().map(Some)
+        };
+        if let (Ok(ascii), Ok(linear)) = (ascii_set, linear_set) {
+            return PatternSet { ascii, linear, backtracking: Vec::new() };
         }
-        let mut linear = Vec::new();
+        let mut ascii_ok = Vec::new();
+        let mut linear_ok = Vec::new();
         let mut backtracking = Vec::new();
         for (i, pattern) in patterns.iter().enumerate() {
             match Pattern::new(pattern, None) {
-                Ok(Pattern::Linear(_)) => linear.push(pattern.as_str()),
+                Ok(Pattern::Ascii(_)) => ascii_ok.push(pattern.as_str()),
+                Ok(Pattern::Linear(_)) => linear_ok.push(pattern.as_str()),
                 Ok(Pattern::Backtracking(re)) => backtracking.push(*re),
                 Err(reason) => problems.push(PatternError {
                     rule: rule.to_owned(),
@@ -126,18 +182,25 @@ impl PatternSet {
                 }),
             }
         }
-        let linear = if linear.is_empty() { None } else { regex::RegexSet::new(linear).ok() };
-        PatternSet { linear, backtracking }
+        let ascii = (!ascii_ok.is_empty())
+            .then(|| build_ascii(&ascii_ok, false, false, false).ok())
+            .flatten();
+        let linear =
+            (!linear_ok.is_empty()).then(|| regex::RegexSet::new(linear_ok).ok()).flatten();
+        PatternSet { ascii, linear, backtracking }
     }
 
     /// Returns true if and only if the set holds no usable pattern.
     pub fn is_empty(&self) -> bool {
-        self.linear.as_ref().is_none_or(|s| s.is_empty()) && self.backtracking.is_empty()
+        self.ascii.is_none()
+            && self.linear.as_ref().is_none_or(|s| s.is_empty())
+            && self.backtracking.is_empty()
     }
 
     /// Returns true if and only if some pattern matches `line`.
     pub fn is_match(&self, line: &str) -> bool {
-        self.linear.as_ref().is_some_and(|s| s.is_match(line))
+        self.ascii.as_ref().is_some_and(|s| s.is_match(Input::new(line.as_bytes())))
+            || self.linear.as_ref().is_some_and(|s| s.is_match(line))
             || self.backtracking.iter().any(|re| re.is_match(line).unwrap_or(false))
     }
 }
@@ -215,6 +278,8 @@ mod tests {
     fn lookaround_falls_back_to_backtracking() {
         let re = Pattern::new(r"^(?!ok).*done", None).unwrap();
         assert!(matches!(re, Pattern::Backtracking(_)));
+        assert!(matches!(Pattern::new(r"^\d+ ok", None).unwrap(), Pattern::Ascii(_)));
+        assert!(matches!(Pattern::new("^━+$", None).unwrap(), Pattern::Linear(_)));
         assert!(re.is_match("build done"));
         assert!(!re.is_match("ok done"));
     }
@@ -234,6 +299,18 @@ mod tests {
         assert!(set.is_match("Compiling foo"));
         assert!(set.is_match("ab"));
         assert!(!set.is_match("cb"));
+    }
+
+    #[test]
+    fn non_ascii_patterns_keep_unicode_semantics() {
+        // In a byte regex `━+` would repeat the character's last byte only.
+        assert!(Pattern::new("^━+$", None).unwrap().is_match("━━━━"));
+        let mut problems = Vec::new();
+        let set =
+            PatternSet::new("x/y", "f", &["^━+$".to_owned(), "^ok$".to_owned()], &mut problems);
+        assert!(set.is_match("━━━") && set.is_match("ok") && !set.is_match("nope"));
+        // Digits and word characters are ASCII, as in JavaScript.
+        assert!(!Pattern::new(r"^\d$", None).unwrap().is_match("٣"));
     }
 
     #[test]

@@ -77,6 +77,11 @@ pub struct Match {
     /// git's subcommand must be one of these.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git_subcommands: Option<Vec<String>>,
+    /// tj: the subcommand (the first words after argv0 that are not options, `+toolchain`
+    /// aside) must be one of these; `"pip install"` names two words, `""` no subcommand at
+    /// all. The regex-free way to tell `cargo test` from `cargo build`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subcommands: Option<Vec<String>>,
     /// Every group's words must all be arguments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub argv_includes: Option<Vec<Vec<String>>>,
@@ -235,6 +240,7 @@ const MATCH_KEYS: &[&str] = &[
     "toolNames",
     "argv0",
     "gitSubcommands",
+    "subcommands",
     "argvIncludes",
     "argvIncludesAny",
     "commandIncludes",

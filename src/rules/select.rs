@@ -4,7 +4,8 @@
 //! The score is tokenjuice's, so a tokenjuice rule set picks the same rule here:
 //! `priority × 1000 + 100 per argv0 + 60 per git subcommand + 40 per argvIncludes word +
 //! 35 per argvIncludesAny word + 25 per commandIncludes + 20 per commandIncludesAny + 10 per
-//! tool name`, plus tj's extensions (`commandRegex` 30, `outputRegex` 20, `exitCodes` 5).
+//! tool name`, plus tj's extensions (`subcommands` 60, `commandRegex` 30, `outputRegex` 20,
+//! `exitCodes` 5).
 //! Ties go to the later layer (project over user over builtin), then to the smaller id.
 
 use super::compiled::Pattern;
@@ -130,6 +131,7 @@ pub fn score(rule: &LoadedRule) -> i64 {
     rule.rule.priority.saturating_mul(1000)
         + len(&m.argv0) * 100
         + len(&m.git_subcommands) * 60
+        + i64::from(m.subcommands.is_some()) * 60
         + words(&m.argv_includes) * 40
         + words(&m.argv_includes_any) * 35
         + len(&m.command_includes) * 25
@@ -162,6 +164,11 @@ fn matches(
     }
     if let Some(subs) = &m.git_subcommands
         && !git_sub.is_some_and(|g| subs.iter().any(|s| s == g))
+    {
+        return false;
+    }
+    if let Some(subs) = &m.subcommands
+        && !subs.iter().any(|s| has_subcommand(argv, s))
     {
         return false;
     }
@@ -204,6 +211,16 @@ fn matches(
         }
     }
     true
+}
+
+/// Returns true if and only if the words after `argv[0]` that are not options start with the
+/// words of `sub` (`""`: there are none).
+pub fn has_subcommand(argv: &[String], sub: &str) -> bool {
+    let mut words = argv.iter().skip(1).filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    if sub.is_empty() {
+        return words.next().is_none();
+    }
+    sub.split(' ').all(|want| words.next().is_some_and(|w| w == want))
 }
 
 /// Returns true if and only if `part` occurs in `command` without a word character
@@ -325,6 +342,17 @@ mod tests {
             select(&rules, &Query { argv: &a, ..Query::default() }, None).rule.rule.id,
             "a/c"
         );
+    }
+
+    #[test]
+    fn subcommands_skip_options_and_toolchains() {
+        let a = |w: &[&str]| argv(w);
+        assert!(has_subcommand(&a(&["cargo", "+nightly", "--locked", "test", "x"]), "test"));
+        assert!(!has_subcommand(&a(&["cargo", "build", "--bin", "test"]), "test"));
+        assert!(has_subcommand(&a(&["uv", "pip", "install", "x"]), "pip install"));
+        assert!(!has_subcommand(&a(&["uv", "pip", "list"]), "pip install"));
+        assert!(has_subcommand(&a(&["pnpm", "--frozen-lockfile"]), ""));
+        assert!(!has_subcommand(&a(&["pnpm", "test"]), ""));
     }
 
     #[test]
