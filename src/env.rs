@@ -15,6 +15,38 @@ pub const TJ_DATA_DIR: &str = "TJ_DATA_DIR";
 pub const TJ_RAW: &str = "TJ_RAW";
 /// Groups artifacts for dedupe and statistics; set once per shell by the shell hook.
 pub const TJ_SESSION: &str = "TJ_SESSION";
+/// `1`: `tj run` execs the command directly (transparent mode), and the shell hook is inert.
+pub const TJ_DISABLE: &str = "TJ_DISABLE";
+/// Set by `tj run` in its child's environment: a nested `tj run` goes transparent.
+pub const TJ_INNER: &str = "TJ_INNER";
+/// `DEV:INO` of the agent shell's stdout, recorded by the shell hook; `tj run` goes
+/// transparent when its stdout is anything else (a pipe into another command, a file).
+pub const TJ_AGENT_STDOUT: &str = "TJ_AGENT_STDOUT";
+/// `1`: this shell belongs to an agent.
+pub const TJ_AGENT: &str = "TJ_AGENT";
+/// Side channel: write the rendition to this file (atomically) instead of stdout.
+pub const TJ_EMIT: &str = "TJ_EMIT";
+/// Side channel: write the rendition to this open file descriptor.
+pub const TJ_EMIT_FD: &str = "TJ_EMIT_FD";
+/// Side channel format: `text` (default) or `json`.
+pub const TJ_EMIT_FORMAT: &str = "TJ_EMIT_FORMAT";
+
+/// Variables whose presence means an agent harness runs this process, in the order they are
+/// reported. `TJ_AGENT` counts only when set to something other than empty or `0`. The shell
+/// hook's agent check is generated from this list (issue 4).
+pub const AGENT_VARS: &[&str] = &[
+    TJ_AGENT,
+    "CLAUDECODE",
+    "CODEX_SANDBOX",
+    "CODEX_THREAD_ID",
+    "GEMINI_CLI",
+    "CURSOR_AGENT",
+    "AI_AGENT",
+    "AIDER_MODEL",
+    "OPENCODE",
+    "AMP_AGENT",
+];
+
 /// Gate: the largest reduced/original byte ratio adopted (default 0.72).
 pub const TJ_KEEP_RATIO_MAX: &str = "TJ_KEEP_RATIO_MAX";
 /// Gate: the fewest bytes a reduction must save to be adopted (default 500).
@@ -41,6 +73,24 @@ pub struct Env {
     pub density_threshold: Option<String>,
     /// The working directory, if it could be read.
     pub cwd: Option<PathBuf>,
+    /// `TJ_DISABLE` is set to something other than `0`.
+    pub disable: bool,
+    /// `TJ_INNER` is set.
+    pub inner: bool,
+    /// `TJ_AGENT_STDOUT`, parsed (`None` when unset or malformed).
+    pub agent_stdout: Option<(u64, u64)>,
+    /// The first agent harness variable present, from [`AGENT_VARS`].
+    pub harness: Option<&'static str>,
+    /// `TJ_EMIT`.
+    pub emit: Option<PathBuf>,
+    /// `TJ_EMIT_FD`, unparsed.
+    pub emit_fd: Option<String>,
+    /// `TJ_EMIT_FORMAT`, unparsed.
+    pub emit_format: Option<String>,
+    /// `PAGER` is set.
+    pub has_pager: bool,
+    /// `GIT_PAGER` is set.
+    pub has_git_pager: bool,
 }
 
 impl Env {
@@ -55,10 +105,16 @@ impl Env {
         cwd: Option<PathBuf>,
     ) -> Env {
         let mut env = Env { cwd, ..Env::default() };
+        let mut harness: Option<usize> = None;
         for (key, value) in vars {
             let Some(key) = key.to_str() else { continue };
             if value.is_empty() {
                 continue;
+            }
+            if let Some(i) = AGENT_VARS.iter().position(|v| *v == key)
+                && !(key == TJ_AGENT && value == "0")
+            {
+                harness = Some(harness.map_or(i, |h| h.min(i)));
             }
             let text = || value.to_string_lossy().into_owned();
             match key {
@@ -69,9 +125,18 @@ impl Env {
                 TJ_KEEP_RATIO_MAX => env.keep_ratio_max = Some(text()),
                 TJ_MIN_SAVING_BYTES => env.min_saving_bytes = Some(text()),
                 TJ_DENSITY_THRESHOLD => env.density_threshold = Some(text()),
+                TJ_DISABLE => env.disable = value != "0",
+                TJ_INNER => env.inner = true,
+                TJ_AGENT_STDOUT => env.agent_stdout = parse_dev_ino(&text()),
+                TJ_EMIT => env.emit = Some(PathBuf::from(&value)),
+                TJ_EMIT_FD => env.emit_fd = Some(text()),
+                TJ_EMIT_FORMAT => env.emit_format = Some(text()),
+                "PAGER" => env.has_pager = true,
+                "GIT_PAGER" => env.has_git_pager = true,
                 _ => {}
             }
         }
+        env.harness = harness.map(|i| AGENT_VARS[i]);
         env
     }
 
@@ -90,6 +155,12 @@ impl Env {
     }
 }
 
+/// Parses `DEV:INO` (decimal), as the shell hook writes `TJ_AGENT_STDOUT`.
+pub fn parse_dev_ino(text: &str) -> Option<(u64, u64)> {
+    let (dev, ino) = text.trim().split_once(':')?;
+    Some((dev.parse().ok()?, ino.parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +174,22 @@ mod tests {
         let env = Env::from_vars(vars(&[(TJ_CONFIG_DIR, "/c"), (TJ_DATA_DIR, "/d")]), None);
         assert_eq!(env.config_dir(), Some(PathBuf::from("/c")));
         assert_eq!(env.data_dir(), Some(PathBuf::from("/d")));
+    }
+
+    #[test]
+    fn harness_is_the_first_listed_variable_present() {
+        let env = Env::from_vars(vars(&[("GEMINI_CLI", "1"), ("CLAUDECODE", "1")]), None);
+        assert_eq!(env.harness, Some("CLAUDECODE"));
+        assert_eq!(Env::from_vars(vars(&[(TJ_AGENT, "0")]), None).harness, None);
+        assert_eq!(Env::from_vars(vars(&[(TJ_AGENT, "1")]), None).harness, Some(TJ_AGENT));
+    }
+
+    #[test]
+    fn agent_stdout_parses_dev_and_inode() {
+        let env = Env::from_vars(vars(&[(TJ_AGENT_STDOUT, "64769:1234")]), None);
+        assert_eq!(env.agent_stdout, Some((64769, 1234)));
+        assert_eq!(parse_dev_ino("nonsense"), None);
+        assert_eq!(parse_dev_ino("1:"), None);
     }
 
     #[test]

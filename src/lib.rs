@@ -22,6 +22,7 @@
 //! Every stage between the two ends is a plain function from data to data (`reduce`,
 //! `rules::select`, `rules::identity`); I/O lives in `cli`, `store` and `emit`.
 
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod diag;

@@ -25,10 +25,27 @@ pub(crate) struct Args {
     /// Only lines A to B (1-based, inclusive), e.g. `120:480`, `120:` or `:40`
     #[arg(long, value_name = "A:B")]
     lines: Option<String>,
+
+    /// Only lines matching this regex, each prefixed with its line number
+    #[arg(long, value_name = "RE", conflicts_with = "raw")]
+    grep: Option<String>,
+
+    /// The rendition the agent was given, not the original
+    #[arg(long, conflicts_with_all = ["raw", "lines", "grep"])]
+    reduced: bool,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let store = Store::new(env)?;
+    if args.reduced {
+        return match store.read_rendition(&args.id) {
+            Ok(text) => emit::stdout(&text).map(|()| Status::Ok),
+            Err(err) => {
+                crate::diag::error(&err);
+                Ok(Status::Failure)
+            }
+        };
+    }
     let bytes = match store.read(&args.id) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -36,9 +53,23 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             return Ok(Status::Failure);
         }
     };
+    let full_id = store.resolve(&args.id)?;
+    let tail = store.read_tail(&full_id);
     if args.raw {
         emit::stdout_bytes(&bytes)?;
+        if let Some(tail) = &tail {
+            crate::diag::warn(&format!(
+                "the output passed the disk cap: this is its head; the last {} bytes are in `{}`",
+                tail.len(),
+                store.spill_path(&full_id).with_extension("tail").display()
+            ));
+        }
         return Ok(Status::Ok);
+    }
+    if tail.is_some() {
+        crate::diag::warn(
+            "the output passed the disk cap: the middle was not kept; showing the head",
+        );
     }
     let rendered = crate::reduce::screen(&bytes);
     let lines = split_lines(&rendered);
@@ -47,6 +78,21 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         None => (1, lines.len()),
     };
     if from > to {
+        return Ok(Status::Ok);
+    }
+    if let Some(pattern) = &args.grep {
+        let re = regex::Regex::new(pattern)
+            .map_err(|e| anyhow::anyhow!("--grep: invalid regex: {e}"))?;
+        let mut out = String::new();
+        for (n, line) in lines.iter().enumerate().take(to).skip(from - 1) {
+            if re.is_match(line) {
+                out.push_str(&format!("{}:{line}\n", n + 1));
+            }
+        }
+        if out.is_empty() {
+            return Ok(Status::Failure);
+        }
+        emit::stdout(out.trim_end())?;
         return Ok(Status::Ok);
     }
     emit::stdout(&lines[from - 1..to].join("\n"))?;

@@ -2,6 +2,7 @@
 //! `Args` and a `run(args, &Env) -> Result<Status>`.
 
 mod expand;
+mod ls;
 mod reduce;
 mod reduce_json;
 mod rules;
@@ -30,6 +31,7 @@ enum Command {
     Reduce(reduce::Args),
     ReduceJson(reduce_json::Args),
     Expand(expand::Args),
+    Ls(ls::Args),
     #[command(subcommand)]
     Rules(rules::Command),
 }
@@ -41,6 +43,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Reduce(args) => reduce::run(&args, &env),
         Command::ReduceJson(args) => reduce_json::run(&args, &env),
         Command::Expand(args) => expand::run(&args, &env),
+        Command::Ls(args) => ls::run(&args, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
     };
     match result {

@@ -9,7 +9,7 @@ use crate::emit::{self, Format};
 use crate::env::Env;
 use crate::exit::Status;
 use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
-use crate::store::{Metadata, Store};
+use crate::store::{Metadata, Retention, Store};
 use crate::{diag, rules};
 
 /// Reduce output that already exists
@@ -105,6 +105,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         cwd: env.cwd.as_ref().map(|p| p.display().to_string()),
         exit_code: req.exit_code,
         session: env.session.clone(),
+        mode: Some("reduce".to_owned()),
         ..Metadata::default()
     };
     let persisted = match &store {
@@ -133,13 +134,32 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
     for problem in &outcome.problems {
         diag::warn_once(problem);
     }
-    if let (Ok(store), Some(_)) = (&store, &artifact) {
-        meta.rule = Some(outcome.rule.clone());
-        meta.reduced_chars = Some(outcome.reduced_chars);
-        meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
-        if let Err(err) = store.write_metadata(&meta) {
-            diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
-        }
+    if let (Ok(store), Some(artifact)) = (&store, &artifact) {
+        record(store, artifact, &mut meta, &outcome);
     }
     outcome
+}
+
+/// Records what became of a stored original: its metadata, the rendition the agent got
+/// (for `tj expand --reduced`), then retention. Each failure is one warning; none of them
+/// changes what the agent gets.
+pub(crate) fn record(
+    store: &Store,
+    artifact: &ArtifactRef,
+    meta: &mut Metadata,
+    outcome: &reduce::Reduction,
+) {
+    meta.rule = Some(outcome.rule.clone());
+    meta.reduced_chars = Some(outcome.reduced_chars);
+    meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
+    meta.reduced = outcome.is_reduced();
+    if let Err(err) = store.write_metadata(meta) {
+        diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
+    }
+    if let Err(err) = store.write_rendition(&artifact.id, &outcome.text) {
+        diag::warn_once(&format!("{err:#}"));
+    }
+    if let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id)) {
+        diag::warn_once(&format!("{err:#}; old originals were not cleaned up"));
+    }
 }

@@ -3,8 +3,9 @@
 //! metadata file beside them. Directories are 0700 and files 0600: outputs hold secrets.
 //!
 //! The id is the first 12 hex digits of the SHA-256 of the raw bytes, so the same output
-//! maps to the same file and storing it twice writes nothing new. Retention, dedupe stubs
-//! and the ledger arrive with `tj run` (issue 3).
+//! maps to the same file and storing it twice writes nothing new. Retention removes
+//! originals by age and total size, oldest first. Dedupe stubs and the ledger are still to
+//! come (DESIGN.md "Store").
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -54,6 +55,27 @@ pub struct Metadata {
     pub tokens: Option<(usize, usize)>,
     /// `TJ_SESSION`.
     pub session: Option<String>,
+    /// Bytes neither stored nor in the tail (past the disk cap, or lost to a disk error).
+    #[serde(default)]
+    pub dropped_bytes: u64,
+    /// Bytes of the tail kept in `<id>.tail` when anything was dropped.
+    #[serde(default)]
+    pub tail_bytes: u64,
+    /// How long the command ran, in milliseconds (`tj run` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The signal that ended the command, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// A descendant kept the PTY open after the command exited; reading stopped at the cap.
+    #[serde(default)]
+    pub pty_held_open: bool,
+    /// How tj ran: `terminal`, `agent`, or `reduce` for existing text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Whether a reduction was adopted.
+    #[serde(default)]
+    pub reduced: bool,
 }
 
 /// The id of `raw`: the first [`ID_LEN`] hex digits of its SHA-256, and the full digest.
@@ -204,6 +226,182 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// How long originals are kept, and how much of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// Originals older than this many seconds are removed.
+    pub max_age_secs: u64,
+    /// When all originals together exceed this many bytes, the oldest go first.
+    pub max_total_bytes: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention { max_age_secs: 7 * 24 * 3600, max_total_bytes: 2 << 30 }
+    }
+}
+
+/// Temp files of a capture that never finished (a SIGKILLed tj) are swept after this long.
+const STALE_TEMP_SECS: u64 = 24 * 3600;
+
+impl Store {
+    /// The directory spilled originals live in (capture spills here too, so that adopting
+    /// a spill file is a rename within one directory).
+    pub fn spill_dir_path(&self) -> PathBuf {
+        self.spill_dir()
+    }
+
+    /// Creates the store's directories, private to the user.
+    pub fn prepare(&self) -> Result<()> {
+        create_private_dir(&self.root)?;
+        create_private_dir(&self.spill_dir())
+    }
+
+    /// Stores what a capture kept, under the id of everything the child wrote: a spilled
+    /// capture's file is renamed into place; an in-memory one is written; a tail kept past the
+    /// disk cap goes beside it as `<id>.tail`.
+    pub fn adopt(
+        &self,
+        captured: &crate::capture::Captured,
+        meta: &mut Metadata,
+    ) -> Result<ArtifactRef> {
+        use crate::capture::Storage;
+        let id = captured.hex_id();
+        self.prepare()?;
+        let path = self.spill_path(&id);
+        let kept = captured.storage.len();
+        let same = fs::metadata(&path).is_ok_and(|m| m.len() == kept);
+        match &captured.storage {
+            Storage::Memory(bytes) => {
+                if !same {
+                    atomic_write(&path, bytes).with_context(|| {
+                        format!("could not store the original in `{}`", path.display())
+                    })?;
+                }
+            }
+            Storage::Spilled { path: temp, .. } => {
+                if same {
+                    let _ = fs::remove_file(temp);
+                } else {
+                    fs::rename(temp, &path).with_context(|| {
+                        format!("could not store the original in `{}`", path.display())
+                    })?;
+                }
+            }
+        }
+        if !captured.tail.is_empty() {
+            let tail = self.spill_dir().join(format!("{id}.tail"));
+            atomic_write(&tail, &captured.tail)
+                .with_context(|| format!("could not store the tail in `{}`", tail.display()))?;
+        }
+        meta.id.clone_from(&id);
+        meta.sha256 = captured.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        meta.bytes = usize::try_from(captured.total_bytes).unwrap_or(usize::MAX);
+        meta.dropped_bytes = captured.dropped_bytes;
+        meta.tail_bytes = captured.tail.len() as u64;
+        if meta.created_at == 0 {
+            meta.created_at = now_secs();
+        }
+        Ok(ArtifactRef { id, path: path.display().to_string() })
+    }
+
+    /// Removes originals past the age limit, then the oldest while the total is over the
+    /// size limit, never `keep`. Safe with concurrent tj processes: a file another process
+    /// removed first is simply gone.
+    pub fn sweep(&self, retention: &Retention, keep: Option<&str>) -> Result<usize> {
+        let now = now_secs();
+        let entries = match fs::read_dir(self.spill_dir()) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(err) => return Err(err).context("could not list the store"),
+        };
+        let mut logs: Vec<(u64, u64, String)> = Vec::new(); // (mtime, size, id)
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Ok(meta) = entry.metadata() else { continue };
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(now, |d| d.as_secs());
+            if name.starts_with(".capture-") || name.ends_with(".tmp") {
+                if now.saturating_sub(mtime) > STALE_TEMP_SECS {
+                    let _ = fs::remove_file(entry.path());
+                }
+                continue;
+            }
+            if let Some(id) = name.strip_suffix(".log") {
+                logs.push((mtime, meta.len(), id.to_owned()));
+            }
+        }
+        logs.sort();
+        let mut total: u64 = logs.iter().map(|(_, size, _)| size).sum();
+        let mut removed = 0;
+        for (mtime, size, id) in &logs {
+            if Some(id.as_str()) == keep {
+                continue;
+            }
+            let expired = now.saturating_sub(*mtime) > retention.max_age_secs;
+            if expired || total > retention.max_total_bytes {
+                for ext in ["log", "json", "tail", "txt"] {
+                    let _ = fs::remove_file(self.spill_dir().join(format!("{id}.{ext}")));
+                }
+                total = total.saturating_sub(*size);
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Stores the rendition an artifact was given, for `tj expand --reduced`.
+    pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
+        atomic_write(&self.spill_dir().join(format!("{id}.txt")), text.as_bytes())
+            .context("could not store the rendition")
+    }
+
+    /// Reads the rendition stored for an artifact.
+    pub fn read_rendition(&self, id: &str) -> Result<String> {
+        let id = self.resolve(id)?;
+        let path = self.spill_dir().join(format!("{id}.txt"));
+        fs::read_to_string(&path).with_context(|| format!("no rendition stored for `{id}`"))
+    }
+
+    /// Reads the tail kept past the disk cap, if any.
+    pub fn read_tail(&self, id: &str) -> Option<Vec<u8>> {
+        fs::read(self.spill_dir().join(format!("{id}.tail"))).ok()
+    }
+
+    /// Every artifact's metadata, newest first. Unreadable or corrupt entries are skipped and
+    /// counted.
+    pub fn list(&self) -> Result<(Vec<Metadata>, usize)> {
+        let entries = match fs::read_dir(self.spill_dir()) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(err) => return Err(err).context("could not list the store"),
+        };
+        let mut out = Vec::new();
+        let mut corrupt = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            match fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Metadata>(&b).ok()) {
+                Some(meta) => out.push(meta),
+                None => corrupt += 1,
+            }
+        }
+        out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        Ok((out, corrupt))
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +438,52 @@ mod tests {
         let store = Store::at(&root);
         assert!(store.read("abc").unwrap_err().to_string().contains("nothing is stored yet"));
         assert!(store.read("../etc").unwrap_err().to_string().contains("not an artifact id"));
+    }
+
+    #[test]
+    fn sweep_removes_the_oldest_past_the_size_limit_but_never_the_one_kept() {
+        let root = temp("sweep");
+        let store = Store::at(&root);
+        let mut ids = Vec::new();
+        for i in 0..4u8 {
+            let mut meta = Metadata::default();
+            let art = store.persist(&vec![i; 1000], &mut meta).unwrap();
+            // Distinct, increasing mtimes without sleeping.
+            let file = File::options().write(true).open(&art.path).unwrap();
+            file.set_modified(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_secs(now_secs() - 100 + u64::from(i)),
+            )
+            .unwrap();
+            ids.push(art.id);
+        }
+        let retention = Retention { max_age_secs: 3600, max_total_bytes: 2500 };
+        assert_eq!(store.sweep(&retention, Some(&ids[0])).unwrap(), 2);
+        assert!(Path::new(&store.spill_path(&ids[0])).exists(), "kept one survives");
+        assert!(!store.spill_path(&ids[1]).exists());
+        assert!(!store.spill_path(&ids[2]).exists());
+        assert!(store.spill_path(&ids[3]).exists());
+        let expire = Retention { max_age_secs: 10, max_total_bytes: u64::MAX };
+        assert_eq!(store.sweep(&expire, None).unwrap(), 2);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn list_skips_corrupt_metadata_and_sorts_newest_first() {
+        let root = temp("list");
+        let store = Store::at(&root);
+        for (i, bytes) in [b"a".as_slice(), b"b"].iter().enumerate() {
+            let mut meta = Metadata::default();
+            store.persist(bytes, &mut meta).unwrap();
+            meta.created_at = 100 + i as u64;
+            store.write_metadata(&meta).unwrap();
+        }
+        atomic_write(&root.join("spill/ffffffffffff.json"), b"{ corrupt").unwrap();
+        let (list, corrupt) = store.list().unwrap();
+        assert_eq!(corrupt, 1);
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].created_at, 101);
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -164,3 +164,29 @@ fn expand_unknown_id_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("no artifact `abcdef`"), "{}", stderr(&out));
 }
+
+#[test]
+fn ls_lists_what_was_stored_and_expand_reduced_and_grep_find_it() {
+    let env = TestEnv::new();
+    assert_eq!(stdout(&env.run(&["ls"], b"")).trim(), "no artifacts stored yet");
+    let raw = cargo_test_output(400);
+    let text =
+        stdout(&env.run(&["reduce", "--exit-code", "101", "--", "cargo", "test"], raw.as_bytes()));
+    let id = artifact_id(&text);
+    let ls = stdout(&env.run(&["ls"], b""));
+    assert!(ls.starts_with(&id), "{ls}");
+    assert!(ls.contains("exit 101") && ls.contains("cargo test"), "{ls}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&env.run(&["ls", "--format", "json"], b"").stdout).unwrap();
+    assert_eq!(json[0]["id"], id.as_str());
+    assert_eq!(json[0]["rule"], "tests/cargo-test");
+    assert_eq!(json[0]["reduced"], true);
+
+    assert_eq!(stdout(&env.run(&["expand", &id, "--reduced"], b"")).trim_end(), text.trim_end());
+    let grep = stdout(&env.run(&["expand", &id, "--grep", "case_020[0-2]"], b""));
+    let n = raw.lines().position(|l| l.contains("case_0200")).unwrap() + 1;
+    assert_eq!(grep.lines().count(), 3, "{grep}");
+    assert!(grep.starts_with(&format!("{n}:test module::tests::case_0200 ... ok")), "{grep}");
+    let none = env.run(&["expand", &id, "--grep", "no such line"], b"");
+    assert_eq!(none.status.code(), Some(1));
+}

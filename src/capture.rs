@@ -1,0 +1,1096 @@
+//! Capture of a child's output (DESIGN.md, "Contracts of `tj run`": Capture).
+//!
+//! The relay's pump thread hands every chunk the child wrote to [`Capture::write`]; capture
+//! hashes and counts it, keeps it in memory up to [`Limits::memory_cap`], then streams
+//! everything to a private spill file. Past [`Limits::disk_cap`] the file stops growing and
+//! only a tail ring of the last [`Limits::tail_cap`] bytes is kept; what falls between them is
+//! counted, never dropped silently. A disk error never fails the run: capture falls back to
+//! the head in memory plus the tail ring and records the error for one warning.
+//!
+//! This module owns the bounded buffer, the spill file while it is written (a temporary
+//! `.capture-<pid>-<n>.tmp`, 0600, in a 0700 directory the caller names), the SHA-256 and
+//! byte count of everything the child wrote, the accounting of dropped bytes, and the
+//! bounded window the reducer reads back ([`Captured::for_reduction`]). It does not own the
+//! store's names (`<id>.log`, `<id>.tail`, metadata), retention, or printing the warning:
+//! the store renames or removes the spill file, and `diag` prints [`Captured::error`].
+
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::store::ID_LEN;
+
+/// Buffer between capture and the spill file. Relay chunks are up to 64 KiB, so big chunks go
+/// straight through and only small PTY reads are coalesced.
+const SPILL_BUFFER: usize = 64 * 1024;
+
+/// Numbers spill files within this process, so concurrent captures never share a name.
+static SPILL_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// How much of the output is kept, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes kept in memory before spilling to disk (default 8 MiB). Also the head kept in
+    /// memory when there is no spill file (no directory, or a disk error).
+    pub memory_cap: usize,
+    /// Bytes written to the spill file before it stops growing (default 2 GiB). A cap no
+    /// larger than `memory_cap` disables spilling, since the file would hold no more than
+    /// memory does.
+    pub disk_cap: u64,
+    /// Bytes of the tail ring: the last bytes past the memory head, kept in memory so that
+    /// the end of the output survives the disk cap or a disk error (default 1 MiB).
+    pub tail_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { memory_cap: 8 << 20, disk_cap: 2 << 30, tail_cap: 1 << 20 }
+    }
+}
+
+/// What was captured, once the child's output has ended.
+///
+/// Accounting: the `total_bytes` the child wrote are exactly the first `storage.len()` bytes
+/// (in [`Storage`]), then `dropped_bytes` bytes that were not kept, then `tail`. So
+/// `total_bytes == storage.len() + dropped_bytes + tail.len()`, and `tail` is empty whenever
+/// `dropped_bytes` is 0 (the storage then holds every byte, and `sha256` is its digest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Captured {
+    /// Bytes the child wrote.
+    pub total_bytes: u64,
+    /// SHA-256 of every byte the child wrote, dropped ones included.
+    pub sha256: [u8; 32],
+    /// Where the first bytes are kept.
+    pub storage: Storage,
+    /// Bytes neither in the storage nor in `tail` (disk cap, disk error, or no spill
+    /// directory).
+    pub dropped_bytes: u64,
+    /// The last bytes the child wrote (at most `tail_cap`) when any were dropped, else empty.
+    /// None of them is also in the storage.
+    pub tail: Vec<u8>,
+    /// The first disk error, for one warning (e.g. "could not write spill file `…`: …").
+    pub error: Option<String>,
+}
+
+/// Where the kept head of the output lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// The first bytes, in memory.
+    Memory(Vec<u8>),
+    /// The first `len` bytes, in a spill file that is flushed and fsynced. The caller owns the
+    /// file from here on: the store renames it into place or removes it.
+    Spilled {
+        /// The temporary spill file (`<spill dir>/.capture-<pid>-<n>.tmp`).
+        path: PathBuf,
+        /// Bytes in the file.
+        len: u64,
+    },
+}
+
+impl Storage {
+    /// Bytes held: the first `len()` bytes the child wrote.
+    pub fn len(&self) -> u64 {
+        match self {
+            Storage::Memory(bytes) => bytes.len() as u64,
+            Storage::Spilled { len, .. } => *len,
+        }
+    }
+
+    /// Returns true if and only if no byte is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Captured {
+    /// The bytes the reducer should see, at most `budget` of them, and how many of the
+    /// child's bytes are not among them.
+    ///
+    /// When nothing was dropped and every byte fits, that is everything and 0. Otherwise the
+    /// first `budget / 2` bytes and the last bytes the rest of the budget allows, read back
+    /// from the storage and the tail (never more than `budget` bytes in memory), concatenated;
+    /// the skipped count is `total_bytes` minus the length returned. Where something is
+    /// skipped between them, the head is cut after its last newline and the tail starts at a
+    /// line start, so the join falls on a line boundary unless a line is longer than the
+    /// window.
+    pub fn for_reduction(&self, budget: usize) -> io::Result<(Vec<u8>, u64)> {
+        let kept = self.storage.len().checked_add(self.tail.len() as u64);
+        if kept.and_then(|k| k.checked_add(self.dropped_bytes)) != Some(self.total_bytes) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "captured byte counts do not add up (storage + dropped + tail != total)",
+            ));
+        }
+        let total = self.total_bytes;
+        let budget = budget as u64;
+        let mut reader = Reader { captured: self, file: None };
+        if self.dropped_bytes == 0 && total <= budget {
+            let mut out = Vec::with_capacity(to_usize(total));
+            reader.read_into(&mut out, 0, total)?;
+            return Ok((out, 0));
+        }
+        let head_end = self.storage.len().min(budget / 2);
+        // The tail may not reach back into the head window, nor across dropped bytes.
+        let lowest =
+            if self.dropped_bytes == 0 { head_end } else { total - self.tail.len() as u64 };
+        let tail_start = total.saturating_sub(budget - head_end).max(lowest);
+        // One buffer of at most `budget` bytes: the head window, then the tail window.
+        let mut out = Vec::with_capacity(to_usize(head_end + (total - tail_start)));
+        reader.read_into(&mut out, 0, head_end)?;
+        let cut = head_end < tail_start;
+        if cut && let Some(i) = out.iter().rposition(|&b| b == b'\n') {
+            out.truncate(i + 1);
+        }
+        let mark = out.len();
+        reader.read_into(&mut out, tail_start, total)?;
+        if cut {
+            // The byte before the tail is known unless the tail begins right after a gap.
+            let mut before = Vec::with_capacity(1);
+            if tail_start > lowest {
+                reader.read_into(&mut before, tail_start - 1, tail_start)?;
+            }
+            if before != b"\n"
+                && let Some(i) = out[mark..].iter().position(|&b| b == b'\n')
+                && mark + i + 1 < out.len()
+            {
+                out.drain(mark..=mark + i);
+            }
+        }
+        let skipped = total - out.len() as u64;
+        Ok((out, skipped))
+    }
+
+    /// The artifact id: the first [`ID_LEN`] hex digits of `sha256`, as `store::id_of` gives.
+    pub fn hex_id(&self) -> String {
+        let mut hex: String = self.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        hex.truncate(ID_LEN);
+        hex
+    }
+}
+
+/// Reads byte ranges of the child's output back from the storage and the tail.
+struct Reader<'a> {
+    captured: &'a Captured,
+    file: Option<File>,
+}
+
+impl Reader<'_> {
+    /// Appends the bytes at offsets `start..end` of the output to `out`; the range must lie
+    /// in kept bytes.
+    fn read_into(&mut self, out: &mut Vec<u8>, start: u64, end: u64) -> io::Result<()> {
+        let captured = self.captured;
+        let head_len = captured.storage.len();
+        let tail_start = captured.total_bytes - captured.tail.len() as u64;
+        if start < head_len {
+            let stop = end.min(head_len);
+            match &captured.storage {
+                Storage::Memory(bytes) => {
+                    out.extend_from_slice(&bytes[to_usize(start)..to_usize(stop)]);
+                }
+                Storage::Spilled { path, .. } => {
+                    let file = match &mut self.file {
+                        Some(file) => file,
+                        None => self.file.insert(File::open(path)?),
+                    };
+                    file.seek(SeekFrom::Start(start))?;
+                    let at = out.len();
+                    out.resize(at + to_usize(stop - start), 0);
+                    file.read_exact(&mut out[at..])?;
+                }
+            }
+        }
+        if end > tail_start {
+            let from = start.max(tail_start) - tail_start;
+            out.extend_from_slice(&captured.tail[to_usize(from)..to_usize(end - tail_start)]);
+        }
+        Ok(())
+    }
+}
+
+/// A length within a buffer that exists, so it fits in `usize`.
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Where spilled bytes go: a file, or in tests a writer that fails on cue.
+trait Sink: Write + Send {
+    /// Makes what was written durable.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+impl Sink for File {
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_all()
+    }
+}
+
+/// The spill file being written. Removed on drop unless it was completed.
+struct SpillFile {
+    path: PathBuf,
+    out: BufWriter<Box<dyn Sink>>,
+    /// Bytes handed to `out`: the first `len` bytes of the output.
+    len: u64,
+    /// The file reached the disk cap and takes no more bytes.
+    is_capped: bool,
+    /// Completed: the caller owns the file now.
+    keep: bool,
+}
+
+impl SpillFile {
+    fn new(path: PathBuf, sink: Box<dyn Sink>) -> SpillFile {
+        let out = BufWriter::with_capacity(SPILL_BUFFER, sink);
+        SpillFile { path, out, len: 0, is_capped: false, keep: false }
+    }
+
+    /// Appends what fits under `cap` of `bytes`.
+    fn put(&mut self, bytes: &[u8], cap: u64) -> io::Result<()> {
+        if self.is_capped {
+            return Ok(());
+        }
+        // Lossy: bytes past the disk cap reach only the tail ring; `finish` counts the rest.
+        let room = to_usize(cap.saturating_sub(self.len)).min(bytes.len());
+        self.out.write_all(&bytes[..room])?;
+        self.len += room as u64;
+        self.is_capped = self.len >= cap;
+        Ok(())
+    }
+
+    /// Appends `rest` (the bytes that follow the file, nothing between), flushes and fsyncs.
+    fn complete(&mut self, rest: &[u8]) -> io::Result<()> {
+        // Lossless: the output ended less than `tail_cap` bytes past the disk cap, so nothing
+        // was dropped; one file holding every byte beats a file plus a tail to join, at the
+        // price of exceeding the cap by less than `tail_cap`.
+        self.out.write_all(rest)?;
+        self.len += rest.len() as u64;
+        self.out.flush()?;
+        self.out.get_mut().sync()?;
+        self.keep = true;
+        Ok(())
+    }
+}
+
+impl Drop for SpillFile {
+    fn drop(&mut self) {
+        if !self.keep {
+            // An abandoned spill file holds part of an output nobody will name; best effort.
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// How the spill file comes to exist.
+enum Opener {
+    /// A new file in this directory.
+    Dir(PathBuf),
+    /// A ready sink, recorded under this path.
+    #[cfg(test)]
+    Sink(PathBuf, Box<dyn Sink>),
+}
+
+impl Opener {
+    fn open(self) -> Result<SpillFile, String> {
+        match self {
+            Opener::Dir(dir) => match create_spill_file(&dir) {
+                Ok((path, file)) => Ok(SpillFile::new(path, Box::new(file))),
+                Err(err) => {
+                    Err(format!("could not create a spill file in `{}`: {err}", dir.display()))
+                }
+            },
+            #[cfg(test)]
+            Opener::Sink(path, sink) => Ok(SpillFile::new(path, sink)),
+        }
+    }
+}
+
+/// Creates `.capture-<pid>-<n>.tmp` in `dir` (made 0700 if needed), readable by the user only.
+fn create_spill_file(dir: &Path) -> io::Result<(PathBuf, File)> {
+    create_private_dir(dir)?;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    // A name can only be taken by a stale file of an earlier process with our pid.
+    let mut tries = 0;
+    loop {
+        let n = SPILL_SEQ.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".capture-{}-{n}.tmp", std::process::id()));
+        match options.open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Creates `dir` (and parents) 0700, and tightens it if it exists with wider permissions, as
+/// the store does: outputs hold secrets.
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        let mode = fs::metadata(dir)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            // The file itself is 0600, so a directory we may not chmod is no reason to fail.
+            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+        }
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir)?;
+    Ok(())
+}
+
+/// The last bytes pushed, up to a capacity; allocated on first use.
+struct Ring {
+    buf: Vec<u8>,
+    cap: usize,
+    /// Index of the oldest byte.
+    start: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn new(cap: usize) -> Ring {
+        Ring { buf: Vec::new(), cap, start: 0, len: 0 }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        if self.cap == 0 || bytes.is_empty() {
+            return;
+        }
+        if self.buf.is_empty() {
+            self.buf = vec![0; self.cap];
+        }
+        let bytes = if bytes.len() >= self.cap {
+            self.start = 0;
+            self.len = 0;
+            &bytes[bytes.len() - self.cap..]
+        } else {
+            bytes
+        };
+        let end = (self.start + self.len) % self.cap;
+        let first = bytes.len().min(self.cap - end);
+        self.buf[end..end + first].copy_from_slice(&bytes[..first]);
+        self.buf[..bytes.len() - first].copy_from_slice(&bytes[first..]);
+        let len = self.len + bytes.len();
+        if len > self.cap {
+            self.start = (self.start + len - self.cap) % self.cap;
+            self.len = self.cap;
+        } else {
+            self.len = len;
+        }
+    }
+
+    /// The bytes, oldest first.
+    fn into_vec(self) -> Vec<u8> {
+        let mut buf = self.buf;
+        buf.rotate_left(self.start);
+        buf.truncate(self.len);
+        buf
+    }
+}
+
+/// Where bytes past the memory cap go.
+enum Spill {
+    /// Not opened yet: every byte so far is in memory.
+    Pending(Opener),
+    /// Streaming to (or, once capped, holding) the first bytes of the output.
+    Open(SpillFile),
+    /// No spill file: none was asked for, or a disk error ended it. Head and tail ring only.
+    Off,
+}
+
+/// The capture of one child's output: feed it with [`write`](Capture::write), end it with
+/// [`finish`](Capture::finish).
+///
+/// While writing, memory stays bounded by `memory_cap + tail_cap` plus a 64 KiB write
+/// buffer, however much the child writes (the head stays in memory while spilling, so a disk
+/// error at any point still leaves it). Dropping an unfinished capture removes its spill file.
+pub struct Capture {
+    limits: Limits,
+    hasher: Sha256,
+    total: u64,
+    /// The first `memory_cap` bytes. Kept while spilling, so that a disk error at any point
+    /// still leaves the head of the output.
+    head: Vec<u8>,
+    /// The last `tail_cap` bytes past `head`.
+    ring: Ring,
+    spill: Spill,
+    error: Option<String>,
+}
+
+impl fmt::Debug for Capture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spill = match &self.spill {
+            Spill::Open(file) => Some((&file.path, file.len)),
+            Spill::Pending(_) | Spill::Off => None,
+        };
+        f.debug_struct("Capture")
+            .field("limits", &self.limits)
+            .field("total", &self.total)
+            .field("head", &self.head.len())
+            .field("spill", &spill)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Capture {
+    /// A capture that spills into `spill_dir` past the memory cap, or with `None` never
+    /// touches the disk (it keeps the head and the tail ring and counts what falls between).
+    ///
+    /// Creates nothing until the memory cap is crossed.
+    pub fn new(spill_dir: Option<PathBuf>, limits: Limits) -> Capture {
+        let spill = match spill_dir {
+            Some(dir) if limits.disk_cap > limits.memory_cap as u64 => {
+                Spill::Pending(Opener::Dir(dir))
+            }
+            _ => Spill::Off,
+        };
+        Capture::with_spill(spill, limits)
+    }
+
+    fn with_spill(spill: Spill, limits: Limits) -> Capture {
+        Capture {
+            limits,
+            hasher: Sha256::new(),
+            total: 0,
+            head: Vec::new(),
+            ring: Ring::new(limits.tail_cap),
+            spill,
+            error: None,
+        }
+    }
+
+    /// A capture spilling into `sink`, reported under `path`.
+    #[cfg(test)]
+    fn with_sink(path: PathBuf, sink: Box<dyn Sink>, limits: Limits) -> Capture {
+        Capture::with_spill(Spill::Pending(Opener::Sink(path, sink)), limits)
+    }
+
+    /// Takes the next bytes the child wrote. Never fails: a disk error switches to keeping
+    /// the head and tail in memory, and is reported by [`finish`](Capture::finish).
+    pub fn write(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.hasher.update(chunk);
+        self.total += chunk.len() as u64;
+        let room = self.limits.memory_cap.saturating_sub(self.head.len()).min(chunk.len());
+        let (first, rest) = chunk.split_at(room);
+        if !first.is_empty() {
+            self.reserve_head(first.len());
+            self.head.extend_from_slice(first);
+        }
+        if rest.is_empty() {
+            return;
+        }
+        // Every byte past the head also enters the ring (a memcpy, cheap beside the hash), so
+        // that a disk error leaves the bytes just before it and not only those after.
+        self.ring.push(rest);
+        if matches!(self.spill, Spill::Pending(_)) {
+            self.open_spill();
+        }
+        let cap = self.limits.disk_cap;
+        let result = match &mut self.spill {
+            Spill::Open(file) => file.put(rest, cap),
+            Spill::Pending(_) | Spill::Off => Ok(()),
+        };
+        if let Err(err) = result {
+            self.abandon_spill(&err);
+        }
+    }
+
+    /// Grows `head` for `more` bytes without reserving past the memory cap.
+    fn reserve_head(&mut self, more: usize) {
+        let need = self.head.len() + more;
+        if need > self.head.capacity() {
+            let want = need.max(self.head.capacity() * 2).max(4096).min(self.limits.memory_cap);
+            self.head.reserve_exact(want.max(need) - self.head.len());
+        }
+    }
+
+    /// Opens the spill file and writes the head into it.
+    fn open_spill(&mut self) {
+        let Spill::Pending(opener) = std::mem::replace(&mut self.spill, Spill::Off) else {
+            return;
+        };
+        match opener.open() {
+            Ok(mut file) => match file.put(&self.head, self.limits.disk_cap) {
+                Ok(()) => self.spill = Spill::Open(file),
+                Err(err) => {
+                    self.spill = Spill::Open(file);
+                    self.abandon_spill(&err);
+                }
+            },
+            Err(msg) => {
+                self.error.get_or_insert(msg);
+            }
+        }
+    }
+
+    /// Records `err` and stops spilling. The partial file is removed: after a failed write
+    /// (or fsync) we cannot say which of its bytes reached the disk.
+    fn abandon_spill(&mut self, err: &io::Error) {
+        // Lossy: from here on only the memory head and the tail ring are kept, and `finish`
+        // counts what falls between them as dropped.
+        if let Spill::Open(file) = &self.spill {
+            let msg = format!("could not write spill file `{}`: {err}", file.path.display());
+            self.error.get_or_insert(msg);
+        }
+        self.spill = Spill::Off;
+    }
+
+    /// Ends the capture: flushes and fsyncs the spill file, and says what was kept where.
+    pub fn finish(self) -> Captured {
+        let sha256: [u8; 32] = self.hasher.finalize().into();
+        let total = self.total;
+        let mut error = self.error;
+        let mut ring = self.ring.into_vec();
+        let ring_start = total - ring.len() as u64;
+        if let Spill::Open(mut file) = self.spill {
+            let (dropped, skip) = beyond(&ring, ring_start, file.len);
+            let merged = if dropped == 0 { &ring[skip..] } else { &[] };
+            match file.complete(merged) {
+                Ok(()) => {
+                    let tail = if dropped == 0 {
+                        Vec::new()
+                    } else {
+                        ring.drain(..skip);
+                        ring
+                    };
+                    let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
+                    return Captured {
+                        total_bytes: total,
+                        sha256,
+                        storage,
+                        dropped_bytes: dropped,
+                        tail,
+                        error,
+                    };
+                }
+                Err(err) => {
+                    let msg =
+                        format!("could not write spill file `{}`: {err}", file.path.display());
+                    error.get_or_insert(msg);
+                }
+            }
+        }
+        // Memory: the head, then the ring's bytes that are not in it.
+        let mut head = self.head;
+        let (dropped, skip) = beyond(&ring, ring_start, head.len() as u64);
+        ring.drain(..skip);
+        let tail = if dropped == 0 {
+            head.extend_from_slice(&ring);
+            Vec::new()
+        } else {
+            ring
+        };
+        Captured {
+            total_bytes: total,
+            sha256,
+            storage: Storage::Memory(head),
+            dropped_bytes: dropped,
+            tail,
+            error,
+        }
+    }
+}
+
+/// For a ring holding the output from offset `ring_start` to the end: how many bytes from
+/// offset `from` precede the ring (dropped), and how many ring bytes precede `from` (already
+/// kept).
+fn beyond(ring: &[u8], ring_start: u64, from: u64) -> (u64, usize) {
+    let skip = to_usize(from.saturating_sub(ring_start)).min(ring.len());
+    (ring_start.saturating_sub(from), skip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: usize = 1024;
+
+    /// A private directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            static SEQ: AtomicU64 = AtomicU64::new(0);
+            let n = SEQ.fetch_add(1, Ordering::Relaxed);
+            let dir =
+                std::env::temp_dir().join(format!("tj-capture-{name}-{}-{n}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Seeded text: lines of 0..120 bytes, mostly printable, some non-UTF-8 bytes.
+    fn text(seed: u64, len: usize) -> Vec<u8> {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            let line = (next() % 120) as usize;
+            for _ in 0..line {
+                let r = next();
+                out.push(if r % 50 == 0 { 0x80 | (r >> 8) as u8 } else { b' ' + (r % 95) as u8 });
+            }
+            out.push(b'\n');
+        }
+        out.truncate(len);
+        out
+    }
+
+    /// `count` lines of 11 bytes: "line 00000\n", "line 00001\n", ….
+    fn numbered_lines(count: usize) -> Vec<u8> {
+        (0..count).flat_map(|i| format!("line {i:05}\n").into_bytes()).collect()
+    }
+
+    fn sha(bytes: &[u8]) -> [u8; 32] {
+        Sha256::digest(bytes).into()
+    }
+
+    fn feed(mut capture: Capture, input: &[u8], chunk: usize) -> Captured {
+        for piece in input.chunks(chunk) {
+            capture.write(piece);
+        }
+        capture.finish()
+    }
+
+    fn stored(captured: &Captured) -> Vec<u8> {
+        match &captured.storage {
+            Storage::Memory(bytes) => bytes.clone(),
+            Storage::Spilled { path, .. } => fs::read(path).unwrap(),
+        }
+    }
+
+    /// Checks the accounting against the input: head ++ dropped ++ tail, exactly.
+    fn assert_accounts(captured: &Captured, input: &[u8]) {
+        let head = stored(captured);
+        assert_eq!(captured.total_bytes, input.len() as u64);
+        assert_eq!(captured.sha256, sha(input));
+        assert_eq!(head.len() as u64, captured.storage.len());
+        assert_eq!(head, input[..head.len()]);
+        assert_eq!(captured.tail, input[input.len() - captured.tail.len()..]);
+        assert_eq!(
+            captured.total_bytes,
+            captured.storage.len() + captured.dropped_bytes + captured.tail.len() as u64
+        );
+        if captured.dropped_bytes == 0 {
+            assert!(captured.tail.is_empty());
+        }
+    }
+
+    fn limits(memory_cap: usize, disk_cap: u64, tail_cap: usize) -> Limits {
+        Limits { memory_cap, disk_cap, tail_cap }
+    }
+
+    /// Accepts `limit` bytes, then fails like a full disk; `sync` fails if asked to.
+    struct FailingSink {
+        limit: usize,
+        written: usize,
+        sync_fails: bool,
+    }
+
+    impl FailingSink {
+        fn boxed(limit: usize, sync_fails: bool) -> Box<dyn Sink> {
+            Box::new(FailingSink { limit, written: 0, sync_fails })
+        }
+    }
+
+    impl Write for FailingSink {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.written >= self.limit {
+                return Err(io::ErrorKind::StorageFull.into());
+            }
+            let n = buf.len().min(self.limit - self.written);
+            self.written += n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink for FailingSink {
+        fn sync(&mut self) -> io::Result<()> {
+            if self.sync_fails { Err(io::Error::other("fsync failed")) } else { Ok(()) }
+        }
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn small_output_stays_in_memory_with_the_digest_of_every_byte() {
+        let dir = TempDir::new("small");
+        let input = text(1, 10 * KIB);
+        let captured = feed(Capture::new(Some(dir.0.clone()), Limits::default()), &input, 4096);
+        assert_eq!(captured.storage, Storage::Memory(input.clone()));
+        assert_eq!(captured.sha256, sha(&input));
+        assert_eq!(captured.total_bytes, input.len() as u64);
+        assert_eq!(captured.dropped_bytes, 0);
+        assert!(captured.tail.is_empty());
+        assert_eq!(captured.error, None);
+        assert!(!dir.0.exists(), "nothing is created below the memory cap");
+    }
+
+    #[test]
+    fn empty_output_is_an_empty_memory_capture() {
+        let captured = Capture::new(None, Limits::default()).finish();
+        assert_eq!(captured.storage, Storage::Memory(Vec::new()));
+        assert_eq!(captured.total_bytes, 0);
+        assert_eq!(captured.hex_id(), "e3b0c44298fc");
+        assert_eq!(captured.for_reduction(100).unwrap(), (Vec::new(), 0));
+    }
+
+    #[test]
+    fn crossing_the_memory_cap_spills_every_byte_to_a_private_file() {
+        let dir = TempDir::new("spill");
+        let spill_dir = dir.0.join("store").join("spill");
+        let input = text(2, 50 * KIB + 3);
+        let capture = Capture::new(Some(spill_dir.clone()), limits(4 * KIB, 1 << 30, KIB));
+        let captured = feed(capture, &input, 1000);
+        let Storage::Spilled { path, len } = &captured.storage else {
+            panic!("expected a spill file, got {:?}", captured.storage)
+        };
+        assert_eq!(*len, input.len() as u64);
+        assert_eq!(fs::read(path).unwrap(), input);
+        assert_eq!(path.parent(), Some(spill_dir.as_path()));
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(&format!(".capture-{}-", std::process::id())), "{name}");
+        assert!(name.ends_with(".tmp"), "{name}");
+        #[cfg(unix)]
+        {
+            assert_eq!(mode(path), 0o600);
+            assert_eq!(mode(&spill_dir), 0o700);
+            assert_eq!(mode(&dir.0.join("store")), 0o700);
+        }
+        assert_eq!(captured.dropped_bytes, 0);
+        assert!(captured.tail.is_empty());
+        assert_eq!(captured.error, None);
+        assert_accounts(&captured, &input);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_existing_open_spill_dir_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("tighten");
+        fs::create_dir_all(&dir.0).unwrap();
+        fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
+        let captured = feed(
+            Capture::new(Some(dir.0.clone()), limits(16, 1 << 20, 16)),
+            b"x".repeat(100).as_slice(),
+            7,
+        );
+        assert!(matches!(captured.storage, Storage::Spilled { .. }));
+        assert_eq!(mode(&dir.0), 0o700);
+    }
+
+    #[test]
+    fn disk_cap_keeps_the_first_bytes_on_disk_and_the_last_in_the_tail() {
+        let dir = TempDir::new("diskcap");
+        let input = text(3, 100 * KIB);
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let captured = feed(capture, &input, 4096);
+        let Storage::Spilled { path, len } = &captured.storage else {
+            panic!("expected a spill file, got {:?}", captured.storage)
+        };
+        assert_eq!(*len, 4096);
+        assert_eq!(fs::read(path).unwrap(), input[..4096]);
+        assert_eq!(captured.tail, input[input.len() - 512..]);
+        // Dropped: every byte in neither the file nor the tail (they never overlap).
+        assert_eq!(captured.dropped_bytes, (100 * KIB - 4096 - 512) as u64);
+        assert_eq!(captured.sha256, sha(&input));
+        assert_eq!(captured.error, None);
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn output_ending_within_tail_cap_of_the_disk_cap_is_kept_whole_in_the_file() {
+        let dir = TempDir::new("justpast");
+        let input = text(4, 4 * KIB + 300);
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let captured = feed(capture, &input, 100);
+        assert!(
+            matches!(captured.storage, Storage::Spilled { len, .. } if len == input.len() as u64)
+        );
+        assert_eq!(captured.dropped_bytes, 0);
+        assert!(captured.tail.is_empty());
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn failing_spill_writer_falls_back_to_the_head_in_memory_and_counts_the_rest() {
+        let dir = TempDir::new("enospc");
+        let path = dir.0.join("spill.tmp");
+        let input = text(5, 100 * KIB);
+        let sink = FailingSink::boxed(3 * KIB, false);
+        let capture = Capture::with_sink(path.clone(), sink, limits(KIB, 1 << 30, 512));
+        let captured = feed(capture, &input, 4096);
+        assert_eq!(captured.storage, Storage::Memory(input[..KIB].to_vec()));
+        assert_eq!(captured.tail, input[input.len() - 512..]);
+        assert_eq!(captured.dropped_bytes, (100 * KIB - KIB - 512) as u64);
+        let error = captured.error.as_deref().unwrap();
+        assert!(error.contains("could not write spill file"), "{error}");
+        assert!(error.contains(&path.display().to_string()), "{error}");
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn spill_failure_loses_nothing_when_the_tail_ring_covers_the_rest() {
+        let dir = TempDir::new("early");
+        let input = text(6, 3 * KIB);
+        let sink = FailingSink::boxed(KIB + 100, false);
+        let capture =
+            Capture::with_sink(dir.0.join("spill.tmp"), sink, limits(KIB, 1 << 30, 4 * KIB));
+        let captured = feed(capture, &input, 1);
+        assert!(captured.error.is_some());
+        assert_eq!(captured.storage, Storage::Memory(input.clone()));
+        assert_eq!(captured.dropped_bytes, 0);
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn failing_fsync_at_finish_falls_back_to_memory() {
+        let dir = TempDir::new("fsync");
+        let input = text(7, 20 * KIB);
+        let sink = FailingSink::boxed(usize::MAX, true);
+        let capture =
+            Capture::with_sink(dir.0.join("spill.tmp"), sink, limits(2 * KIB, 1 << 30, KIB));
+        let captured = feed(capture, &input, 333);
+        assert!(captured.error.as_deref().unwrap().contains("fsync failed"));
+        assert_eq!(captured.storage, Storage::Memory(input[..2 * KIB].to_vec()));
+        assert_eq!(captured.dropped_bytes, (20 * KIB - 2 * KIB - KIB) as u64);
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn an_uncreatable_spill_dir_is_recorded_and_the_head_and_tail_kept() {
+        let dir = TempDir::new("nodir");
+        fs::create_dir_all(&dir.0).unwrap();
+        let blocker = dir.0.join("file");
+        fs::File::create(&blocker).unwrap();
+        let input = text(8, 10 * KIB);
+        let capture = Capture::new(Some(blocker.join("spill")), limits(KIB, 1 << 30, KIB));
+        let captured = feed(capture, &input, 512);
+        let error = captured.error.as_deref().unwrap();
+        assert!(error.starts_with("could not create a spill file in"), "{error}");
+        assert_eq!(captured.storage.len(), KIB as u64);
+        assert_eq!(captured.tail.len(), KIB);
+        assert_eq!(captured.dropped_bytes, (8 * KIB) as u64);
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn without_a_spill_dir_keeps_the_head_and_tail_in_memory() {
+        let input = text(9, 10 * KIB);
+        let captured = feed(Capture::new(None, limits(2 * KIB, 1 << 30, KIB)), &input, 700);
+        assert_eq!(captured.storage.len(), 2 * KIB as u64);
+        assert_eq!(captured.dropped_bytes, (7 * KIB) as u64);
+        assert_eq!(captured.error, None);
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn zero_tail_cap_counts_every_byte_past_the_head_as_dropped() {
+        let input = text(10, 5000);
+        let captured = feed(Capture::new(None, limits(1000, 0, 0)), &input, 64);
+        assert_eq!(captured.storage.len(), 1000);
+        assert_eq!(captured.dropped_bytes, 4000);
+        assert!(captured.tail.is_empty());
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn a_disk_cap_not_above_the_memory_cap_never_spills() {
+        let dir = TempDir::new("nospill");
+        let input = text(11, 8 * KIB);
+        let capture = Capture::new(Some(dir.0.clone()), limits(2 * KIB, 2 * KIB as u64, KIB));
+        let captured = feed(capture, &input, 1000);
+        assert!(matches!(captured.storage, Storage::Memory(_)));
+        assert!(!dir.0.exists());
+        assert_accounts(&captured, &input);
+    }
+
+    #[test]
+    fn dropping_an_unfinished_capture_removes_its_spill_file() {
+        let dir = TempDir::new("drop");
+        let mut capture = Capture::new(Some(dir.0.clone()), limits(16, 1 << 20, 16));
+        capture.write(&[b'x'; 100]);
+        assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 1);
+        drop(capture);
+        assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn concurrent_captures_in_one_dir_get_distinct_files() {
+        let dir = TempDir::new("two");
+        let a = feed(Capture::new(Some(dir.0.clone()), limits(16, 1 << 20, 16)), &[b'a'; 100], 10);
+        let b = feed(Capture::new(Some(dir.0.clone()), limits(16, 1 << 20, 16)), &[b'b'; 100], 10);
+        assert_ne!(a.storage, b.storage);
+        assert_eq!(stored(&a), [b'a'; 100]);
+        assert_eq!(stored(&b), [b'b'; 100]);
+    }
+
+    #[test]
+    fn for_reduction_returns_everything_held_in_memory_and_zero_skipped() {
+        let input = text(12, 30 * KIB);
+        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
+        assert_eq!(captured.for_reduction(1 << 20).unwrap(), (input.clone(), 0));
+        assert_eq!(captured.for_reduction(input.len()).unwrap(), (input, 0));
+    }
+
+    #[test]
+    fn for_reduction_within_budget_cuts_head_and_tail_at_newlines() {
+        let dir = TempDir::new("reduce");
+        let input = numbered_lines(1000); // 11 000 bytes
+        let in_memory = feed(Capture::new(None, Limits::default()), &input, 4096);
+        let spilled =
+            feed(Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 30, KIB)), &input, 4096);
+        assert!(matches!(spilled.storage, Storage::Spilled { .. }));
+        for captured in [&in_memory, &spilled] {
+            // Windows of 500 bytes: the head is cut after 45 lines (495 bytes), the tail starts
+            // 5 bytes into a line and so at the next line (45 lines).
+            let (bytes, skipped) = captured.for_reduction(1000).unwrap();
+            let expected = [&input[..495], &input[input.len() - 495..]].concat();
+            assert_eq!(bytes, expected);
+            assert_eq!(skipped, (input.len() - 990) as u64);
+            // Windows already on line boundaries are not cut.
+            let (bytes, skipped) = captured.for_reduction(220).unwrap();
+            assert_eq!(bytes, [&input[..110], &input[input.len() - 110..]].concat());
+            assert_eq!(skipped, (input.len() - 220) as u64);
+        }
+    }
+
+    #[test]
+    fn for_reduction_never_reaches_across_dropped_bytes() {
+        let dir = TempDir::new("gap");
+        let input = numbered_lines(1000);
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let captured = feed(capture, &input, 64 * KIB);
+        assert_eq!(captured.dropped_bytes, (11_000 - 4096 - 512) as u64);
+        // The budget covers every kept byte, yet bytes were dropped: the head is cut after its
+        // last newline (4092) and the tail, whose first byte follows the gap, at its first.
+        let (bytes, skipped) = captured.for_reduction(1 << 20).unwrap();
+        assert_eq!(bytes, [&input[..4092], &input[10_494..]].concat());
+        assert_eq!(skipped, (11_000 - 4092 - 506) as u64);
+    }
+
+    #[test]
+    fn for_reduction_keeps_a_window_without_newlines_whole() {
+        let input = vec![b'x'; 10_000];
+        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
+        let (bytes, skipped) = captured.for_reduction(1000).unwrap();
+        assert_eq!(bytes.len(), 1000);
+        assert_eq!(skipped, 9000);
+    }
+
+    #[test]
+    fn for_reduction_stays_within_any_budget() {
+        let dir = TempDir::new("budget");
+        let input = text(13, 40 * KIB);
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 8 * KIB as u64, 2 * KIB));
+        let captured = feed(capture, &input, 999);
+        for budget in [0, 1, 2, 3, 10, 100, 4097, 10 * KIB, 1 << 20] {
+            let (bytes, skipped) = captured.for_reduction(budget).unwrap();
+            assert!(bytes.len() <= budget, "budget {budget}: {}", bytes.len());
+            assert_eq!(bytes.len() as u64 + skipped, input.len() as u64);
+        }
+    }
+
+    #[test]
+    fn for_reduction_rejects_inconsistent_counts() {
+        let mut captured = feed(Capture::new(None, Limits::default()), b"abc\n", 4);
+        captured.dropped_bytes = 7;
+        assert_eq!(captured.for_reduction(10).unwrap_err().kind(), io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn chunk_boundaries_do_not_change_the_result() {
+        let dir = TempDir::new("chunks");
+        let input = text(14, 100 * KIB);
+        type Make = fn(&Path) -> Capture;
+        let configs: [(&str, Make); 5] = [
+            ("memory", |_| Capture::new(None, Limits::default())),
+            ("spill", |d| Capture::new(Some(d.to_owned()), limits(KIB, 1 << 30, 512))),
+            ("disk cap", |d| Capture::new(Some(d.to_owned()), limits(KIB, 4 * KIB as u64, 512))),
+            ("no dir", |_| Capture::new(None, limits(KIB, 1 << 30, 512))),
+            ("enospc", |d| {
+                let sink = FailingSink::boxed(3 * KIB, false);
+                Capture::with_sink(d.join("failing"), sink, limits(KIB, 1 << 30, 512))
+            }),
+        ];
+        for (name, make) in configs {
+            let results: Vec<_> = [1, 7, 64 * KIB]
+                .into_iter()
+                .map(|chunk| {
+                    let captured = feed(make(&dir.0), &input, chunk);
+                    assert_accounts(&captured, &input);
+                    let reduced = captured.for_reduction(10 * KIB).unwrap();
+                    (
+                        captured.total_bytes,
+                        captured.sha256,
+                        stored(&captured),
+                        captured.dropped_bytes,
+                        captured.tail.clone(),
+                        captured.error.clone(),
+                        reduced,
+                    )
+                })
+                .collect();
+            assert_eq!(results[0], results[1], "{name}: 1-byte vs 7-byte chunks");
+            assert_eq!(results[0], results[2], "{name}: 1-byte vs 64 KiB chunks");
+        }
+    }
+
+    #[test]
+    fn ring_keeps_the_last_bytes_across_wraps() {
+        let input = text(15, 5000);
+        for chunk in [1, 3, 99, 100, 101, 250, 5000] {
+            let mut ring = Ring::new(100);
+            for piece in input.chunks(chunk) {
+                ring.push(piece);
+            }
+            assert_eq!(ring.into_vec(), input[4900..], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn hex_id_is_the_store_id() {
+        let input = text(16, 1000);
+        let captured = feed(Capture::new(None, Limits::default()), &input, 100);
+        assert_eq!(captured.hex_id(), crate::store::id_of(&input).0);
+    }
+
+    #[test]
+    fn capture_can_move_to_the_pump_thread() {
+        fn is_send<T: Send>() {}
+        is_send::<Capture>();
+        is_send::<Captured>();
+    }
+}

@@ -1,0 +1,101 @@
+//! `tj ls`: the stored originals, newest first.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+
+use crate::emit;
+use crate::env::Env;
+use crate::exit::Status;
+use crate::store::{Store, now_secs};
+
+/// List recent artifacts: id, age, command, exit, raw → reduced
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Show at most N artifacts
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    limit: usize,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = emit::Format::Text)]
+    format: emit::Format,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
+    let store = Store::new(env)?;
+    let (mut list, corrupt) = store.list()?;
+    if corrupt > 0 {
+        crate::diag::warn_once(&format!(
+            "{corrupt} artifacts have unreadable metadata; not listed"
+        ));
+    }
+    list.truncate(args.limit);
+    if args.format == emit::Format::Json {
+        emit::json(&list)?;
+        return Ok(Status::Ok);
+    }
+    let now = now_secs();
+    let mut out = String::new();
+    for meta in &list {
+        let command = meta.command.clone().unwrap_or_else(|| meta.argv.join(" "));
+        let exit = match (meta.exit_code, meta.signal) {
+            (_, Some(sig)) => format!("sig {sig}"),
+            (Some(code), None) => format!("exit {code}"),
+            (None, None) => "-".to_owned(),
+        };
+        let reduced = meta.reduced_chars.map_or_else(|| "-".to_owned(), |c| c.to_string());
+        let _ = writeln!(
+            out,
+            "{}  {:>5}  {:<8}  {:>9} → {:<9}  {}",
+            meta.id,
+            age(now.saturating_sub(meta.created_at)),
+            exit,
+            meta.bytes,
+            reduced,
+            truncate(&command, 60)
+        );
+    }
+    if out.is_empty() {
+        out.push_str("no artifacts stored yet");
+    }
+    emit::stdout(out.trim_end())?;
+    Ok(Status::Ok)
+}
+
+/// `42s`, `5m`, `3h`, `2d`.
+fn age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(age(5), "5s");
+        assert_eq!(age(125), "2m");
+        assert_eq!(age(7200), "2h");
+        assert_eq!(age(3 * 86400), "3d");
+    }
+
+    #[test]
+    fn long_commands_are_cut() {
+        assert_eq!(truncate("abc", 5), "abc");
+        assert_eq!(truncate("abcdefgh", 5), "abcd…");
+    }
+}
