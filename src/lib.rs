@@ -31,4 +31,6 @@ pub mod env;
 pub mod exit;
 pub mod reduce;
 pub mod rules;
+#[cfg(unix)]
+pub mod run;
 pub mod store;

@@ -6,6 +6,8 @@ mod ls;
 mod reduce;
 mod reduce_json;
 mod rules;
+#[cfg(unix)]
+mod run;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -28,6 +30,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    #[cfg(unix)]
+    Run(run::Args),
     Reduce(reduce::Args),
     ReduceJson(reduce_json::Args),
     Expand(expand::Args),
@@ -40,6 +44,8 @@ enum Command {
 pub fn run(cli: Cli) -> Result<Status> {
     let env = Env::capture();
     let result = match cli.command {
+        #[cfg(unix)]
+        Command::Run(args) => run::run(&args, &env),
         Command::Reduce(args) => reduce::run(&args, &env),
         Command::ReduceJson(args) => reduce_json::run(&args, &env),
         Command::Expand(args) => expand::run(&args, &env),

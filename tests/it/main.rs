@@ -3,5 +3,6 @@
 //! test in a fresh temporary HOME with an empty environment.
 
 mod reduce;
+mod relay;
 mod rules;
 mod util;

@@ -1,0 +1,291 @@
+//! `tj run`: run a command in a PTY, live for the human, reduced for the agent (DESIGN.md
+//! "Contracts of `tj run`").
+//!
+//! This is the orchestration only: decide the mode, build the child's environment, relay
+//! (`run::run`), persist the original (before anything names it), reduce, emit. Every
+//! failure inside tj is one warning and a fail-open path: the exit status is always the
+//! child's.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Result;
+
+use super::reduce::record;
+use crate::capture::{Capture, Limits};
+use crate::config::Config;
+use crate::emit::{self, Channel, Format};
+use crate::env::Env;
+use crate::exit::Status;
+use crate::reduce::{self, Input, Options, Passthrough};
+use crate::run::mode::{self, Facts, Mode};
+use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
+use crate::store::{Metadata, Store};
+use crate::{diag, rules};
+
+/// Run a command: live for you, reduced for the agent
+///
+/// The command runs in a pseudo-terminal, so colours, progress bars and prompts look as they
+/// would without tj. Its output is stored, reduced, and the rendition goes to the side
+/// channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the command
+/// ends. tj exits with the command's exit status (128+N for signal N).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Force agent mode: nothing live; the rendition on stdout (or the side channel)
+    #[arg(long, conflicts_with = "live")]
+    agent: bool,
+
+    /// Force live passthrough even when an agent harness is detected
+    #[arg(long)]
+    live: bool,
+
+    /// Give the command one pipe for stdout and stderr instead of a PTY
+    #[arg(long)]
+    no_pty: bool,
+
+    /// Write the rendition to this file (atomically) before tj exits
+    #[arg(long, value_name = "PATH", env = crate::env::TJ_EMIT)]
+    emit: Option<std::path::PathBuf>,
+
+    /// Write the rendition to this open file descriptor
+    #[arg(long, value_name = "N", env = crate::env::TJ_EMIT_FD)]
+    emit_fd: Option<i32>,
+
+    /// The rendition's format
+    #[arg(long, value_enum, default_value_t = Format::Text, env = crate::env::TJ_EMIT_FORMAT)]
+    emit_format: Format,
+
+    /// The rendition is the whole original (ANSI stripped), no reduction
+    #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
+    raw: bool,
+
+    /// The command and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    let facts = Facts {
+        agent_flag: args.agent,
+        live_flag: args.live,
+        stdout_is_tty,
+        stdout_id: stdout_identity(),
+    };
+    let (mode, _reason) = mode::decide(&facts, env);
+    if mode == Mode::Transparent {
+        return Ok(exec_directly(&args.command));
+    }
+    let stdin_is_tty = std::io::stdin().is_terminal();
+    let Some(cwd) = env.cwd.clone() else {
+        anyhow::bail!("could not read the working directory; not running {}", show(&args.command));
+    };
+
+    let mut spec = Spec::new(args.command.clone(), cwd.clone());
+    spec.pty = !args.no_pty;
+    spec.env_remove = vec!["COLUMNS".into(), "LINES".into()];
+    spec.env_set.push((crate::env::TJ_INNER.into(), "1".into()));
+    if !stdin_is_tty {
+        // Nobody can page through a pager nobody sees.
+        if !env.has_pager {
+            spec.env_set.push(("PAGER".into(), "cat".into()));
+        }
+        if !env.has_git_pager {
+            spec.env_set.push(("GIT_PAGER".into(), "cat".into()));
+        }
+    }
+    if mode == Mode::Agent {
+        // An agent cannot answer a credential prompt: fail fast instead of hanging.
+        spec.env_set.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+    }
+
+    let store = Store::new(env).ok();
+    let spill_dir = store.as_ref().and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+    // An Option so the capture can be taken back out whole once the relay is done with it.
+    let capture = Arc::new(Mutex::new(Some(Capture::new(spill_dir, Limits::default()))));
+    let sink = Arc::clone(&capture);
+    let live: Option<Box<dyn std::io::Write + Send>> = match mode {
+        Mode::Terminal => match relay::LiveFd::stdout() {
+            Ok(fd) => Some(Box::new(fd)),
+            Err(err) => {
+                diag::warn_once(&format!(
+                    "could not use stdout for live output: {err}; running without it"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let io = RelayIo::new(
+        live,
+        Box::new(move |bytes: &[u8]| {
+            if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                capture.write(bytes);
+            }
+        }),
+    );
+    let outcome = relay::run(&spec, io);
+    for warning in &outcome.warnings {
+        diag::warn_once(warning);
+    }
+    if let Some(why) = &outcome.live_lost {
+        diag::warn_once(&format!("{why}; live output stopped, the output is still captured"));
+    }
+    let status = match &outcome.exit {
+        Ok(Exit::Code(code)) => Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)),
+        Ok(Exit::Signal(sig)) => Status::Signal(*sig),
+        Err(err) => {
+            diag::error(&anyhow::anyhow!("{err}"));
+            return Ok(match err {
+                SpawnError::NotFound(_) => Status::NotFound,
+                SpawnError::NotExecutable(_) => Status::NotExecutable,
+                SpawnError::Other(_) => Status::TjFailed,
+            });
+        }
+    };
+    let (exit_code, signal) = match outcome.exit {
+        Ok(Exit::Code(code)) => (Some(i64::from(code)), None),
+        Ok(Exit::Signal(sig)) => (Some(128 + i64::from(sig)), Some(sig)),
+        Err(_) => (None, None),
+    };
+
+    let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
+    // The relay has returned, so nothing writes into the capture any more.
+    let Some(capture) = taken else {
+        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
+        return Ok(status);
+    };
+    let captured = capture.finish();
+    if let Some(err) = &captured.error {
+        diag::warn_once(&format!(
+            "{err}; kept {} bytes, dropped {}",
+            captured.storage.len() + captured.tail.len() as u64,
+            captured.dropped_bytes
+        ));
+    }
+    let argv: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut meta = Metadata {
+        argv: argv.clone(),
+        cwd: Some(cwd.display().to_string()),
+        exit_code,
+        signal,
+        session: env.session.clone(),
+        duration_ms: Some(u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX)),
+        pty_held_open: outcome.pty_held_open,
+        mode: Some(if mode == Mode::Agent { "agent" } else { "terminal" }.to_owned()),
+        ..Metadata::default()
+    };
+    // The original is persisted before any rendition that names it (DESIGN.md "Store").
+    let artifact = match store.as_ref().map(|s| s.adopt(&captured, &mut meta)) {
+        Some(Ok(artifact)) => Some(artifact),
+        Some(Err(err)) => {
+            diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
+            None
+        }
+        None => {
+            diag::warn_once(
+                "could not find a data directory (set TJ_DATA_DIR); the rendition is the whole original",
+            );
+            None
+        }
+    };
+
+    let wants_rendition = mode == Mode::Agent || args.emit.is_some() || args.emit_fd.is_some();
+    let (bytes, skipped) = match captured.for_reduction(16 << 20) {
+        Ok(pair) => pair,
+        Err(err) => {
+            diag::warn_once(&format!("could not read the captured output back: {err}"));
+            (Vec::new(), 0)
+        }
+    };
+    let config = Config::load(env);
+    for problem in &config.problems {
+        diag::warn_once(problem);
+    }
+    let set = rules::load::load(env);
+    for problem in &set.problems {
+        diag::warn_once(&problem.to_string());
+    }
+    let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
+    let input = Input { raw: &bytes, argv: &argv, command: None, tool_name: None, exit_code };
+    let mut outcome_r = reduce::run(&input, &set, &opts);
+    if outcome_r.passthrough == Some(Passthrough::Panicked) {
+        diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
+    }
+    for problem in &outcome_r.problems {
+        diag::warn_once(problem);
+    }
+    if skipped > 0 || captured.dropped_bytes > 0 {
+        let path = artifact.as_ref().map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
+        outcome_r.text.push_str(&format!(
+            "\n[tj] the output was {} bytes: tj examined its first and last 8 MiB; {} bytes between them were not examined{} · {path}",
+            captured.total_bytes,
+            skipped + captured.dropped_bytes,
+            if captured.dropped_bytes > 0 { " and not stored (disk cap)" } else { "" },
+        ));
+    }
+    if let (Some(store), Some(artifact)) = (&store, &artifact) {
+        record(store, artifact, &mut meta, &outcome_r);
+    }
+    if wants_rendition {
+        let text = match args.emit_format {
+            Format::Text => outcome_r.text.clone(),
+            Format::Json => {
+                serde_json::to_string_pretty(&outcome_r.to_json(meta.duration_ms, signal))
+                    .unwrap_or_else(|_| outcome_r.text.clone())
+            }
+        };
+        let channel = match (&args.emit, args.emit_fd) {
+            (Some(path), _) => Some(Channel::File(path.clone())),
+            (None, Some(fd)) => Some(Channel::Fd(fd)),
+            (None, None) => None,
+        };
+        let emitted = match &channel {
+            Some(channel) => emit::to_channel(channel, &text),
+            None => emit::stdout(&text),
+        };
+        if let Err(err) = emitted {
+            if !diag::is_broken_pipe(&err) {
+                diag::warn_once(&format!("{err:#}"));
+            }
+            // The side channel failed: the agent still gets the text (fail open).
+            if channel.is_some() && mode == Mode::Agent {
+                let _ = emit::stdout(&text);
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// Replaces tj with the command (transparent mode): same pid, no PTY, no capture.
+fn exec_directly(argv: &[OsString]) -> Status {
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+    let name = argv[0].to_string_lossy();
+    match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            diag::error(&anyhow::anyhow!("{name}: command not found"));
+            Status::NotFound
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            diag::error(&anyhow::anyhow!("{name}: permission denied"));
+            Status::NotExecutable
+        }
+        _ => {
+            diag::error(&anyhow::anyhow!("could not run {name}: {err}"));
+            Status::TjFailed
+        }
+    }
+}
+
+/// stdout's (device, inode), to compare with what the shell hook recorded.
+fn stdout_identity() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata("/dev/stdout").ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+fn show(argv: &[OsString]) -> String {
+    argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,471 @@
+//! The PTY relay of `tj run`: runs a command so the human sees it exactly as without tj
+//! (colours, progress bars, prompts, live) while every byte it writes is also handed, in
+//! order and exactly once, to a capture callback (DESIGN.md "Contracts of `tj run`").
+//!
+//! This module owns the pseudo-terminal, the child process, tj's terminal mode and the
+//! signals tj receives while a child runs; [`run`] is its one entry point. It does not decide
+//! the mode, build the child's environment (the caller fills [`Spec::env_set`]), buffer or
+//! spill the capture, or print: every problem comes back as a value in [`Outcome`].
+//!
+//! - [`mode`]: which of terminal, agent or transparent mode `tj run` uses (pure).
+//! - `pty.rs`: opening and sizing the PTY, the output pump, the stdin thread, the live
+//!   writer ([`LiveFd`]) and the raw-mode guard.
+//! - `exec.rs`: spawning, and exec failures as [`SpawnError`]s.
+//! - `signals.rs`: forwarding, SIGWINCH, job control, wait → [`Exit`].
+//!
+//! Threads: the caller's thread runs the event loop; the pump reads the output; a waiter
+//! reports the child's exit; a signal thread turns signals into events; and, when tj's
+//! stdin is a terminal, a detached thread writes keystrokes into the PTY (the only writer
+//! into the master).
+//!
+//! Unix only.
+
+mod exec;
+pub mod mode;
+mod pty;
+mod signals;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use pty::{Pump, PumpReport, Terminal};
+use signals::Event;
+
+pub use pty::LiveFd;
+
+/// What to run and how.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// The command and its arguments, byte-exact; `argv[0]` is looked up on the child's PATH
+    /// as `std::process::Command` does.
+    pub argv: Vec<OsString>,
+    /// The child's working directory.
+    pub cwd: PathBuf,
+    /// Variables added to or overridden in the child's environment (`TJ_INNER=1`,
+    /// `PAGER=cat`, …): the caller decides which. Applied after [`Spec::env_remove`].
+    pub env_set: Vec<(OsString, OsString)>,
+    /// Variables removed from the child's environment (`COLUMNS`, `LINES`).
+    pub env_remove: Vec<OsString>,
+    /// Run the child on a PTY; `false` gives it one pipe for stdout and stderr (`--no-pty`).
+    pub pty: bool,
+    /// After the child exits, stop reading once this long passes without output.
+    pub drain_idle: Duration,
+    /// After the child exits, stop reading once this long has passed in all.
+    pub drain_total: Duration,
+    /// Time between a forwarded signal and SIGKILL to the child's process group.
+    pub grace: Duration,
+    /// A fixed PTY size. `None`: the size of tj's stdout if it is a terminal, else of its
+    /// stdin, else 80×24, following SIGWINCH.
+    pub size: Option<WinSize>,
+}
+
+impl Spec {
+    /// A spec with DESIGN.md's defaults: a PTY, 250 ms idle and 2 s total drain, 2 s grace,
+    /// the terminal's size, and the environment unchanged.
+    pub fn new(argv: Vec<OsString>, cwd: PathBuf) -> Spec {
+        Spec {
+            argv,
+            cwd,
+            env_set: Vec::new(),
+            env_remove: Vec::new(),
+            pty: true,
+            drain_idle: Duration::from_millis(250),
+            drain_total: Duration::from_secs(2),
+            grace: Duration::from_secs(2),
+            size: None,
+        }
+    }
+}
+
+/// A terminal window size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WinSize {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+    /// Width in pixels (0 when unknown).
+    pub pixel_width: u16,
+    /// Height in pixels (0 when unknown).
+    pub pixel_height: u16,
+}
+
+impl Default for WinSize {
+    /// 80×24, the size of a terminal that reports none.
+    fn default() -> WinSize {
+        WinSize { cols: 80, rows: 24, pixel_width: 0, pixel_height: 0 }
+    }
+}
+
+/// The capture callback: receives every byte the child wrote, in order, exactly once.
+pub type CaptureFn = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Where bytes go, injected so tests can drive a real PTY (STYLE.md "Do 4").
+pub struct RelayIo {
+    /// Live output: tj's stdout in terminal mode ([`LiveFd::stdout`]: byte-exact,
+    /// unbuffered, waits on a non-blocking stdout), `None` in agent mode.
+    pub live: Option<Box<dyn Write + Send>>,
+    /// Every byte the child wrote, in order, exactly once. Called from the pump thread
+    /// before the same bytes go live.
+    pub capture: CaptureFn,
+    /// tj's stdin; `None` means descriptor 0. If it is a terminal (and [`Spec::pty`]), the
+    /// child's stdin is the PTY and keystrokes are forwarded to it; otherwise the child
+    /// gets this descriptor unchanged, so `isatty(0)` and EOF behave as without tj.
+    pub stdin: Option<OwnedFd>,
+}
+
+impl RelayIo {
+    /// Endpoints with tj's own stdin.
+    pub fn new(live: Option<Box<dyn Write + Send>>, capture: CaptureFn) -> RelayIo {
+        RelayIo { live, capture, stdin: None }
+    }
+}
+
+/// How the child ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code; tj exits with it too.
+    Code(i32),
+    /// It was killed by this signal; tj exits with 128 + N.
+    Signal(i32),
+}
+
+/// Why the child could not be started. Each message names the command
+/// (`cargo: command not found`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    /// The command, or the interpreter its `#!` line names, does not exist (exit 127).
+    NotFound(String),
+    /// The command exists but cannot be executed (exit 126).
+    NotExecutable(String),
+    /// tj failed before the child ran (exit 125).
+    Other(String),
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpawnError::NotFound(msg) | SpawnError::NotExecutable(msg) | SpawnError::Other(msg) => {
+                f.write_str(msg)
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpawnError {}
+
+/// What happened.
+#[derive(Debug)]
+pub struct Outcome {
+    /// How the child ended, or why it never ran.
+    pub exit: Result<Exit, SpawnError>,
+    /// From just before the spawn to the child's exit.
+    pub duration: Duration,
+    /// A descendant kept the PTY (or pipe) open after the child exited; the drain cap, not
+    /// EOF, ended the read.
+    pub pty_held_open: bool,
+    /// The live writer failed (its reader went away: EPIPE): forwarding stopped, capture
+    /// went on. Says why.
+    pub live_lost: Option<String>,
+    /// Anything else worth one line on stderr, each once.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    fn failed(err: SpawnError, warnings: Vec<String>) -> Outcome {
+        Outcome {
+            exit: Err(err),
+            duration: Duration::ZERO,
+            pty_held_open: false,
+            live_lost: None,
+            warnings,
+        }
+    }
+}
+
+/// Runs `spec.argv` and relays its output to `io` until it exits and its output is drained.
+///
+/// The child runs on a new PTY (or one pipe with `spec.pty == false`) as the leader of its
+/// own session. Each chunk of output goes to `io.capture`, then to `io.live`. While it runs,
+/// SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to tj are forwarded to the child's process group (then
+/// SIGKILL after `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
+/// in the foreground, tj's terminal is in raw mode; it is restored before this returns, and
+/// while unwinding from a panic.
+///
+/// Never fails: if the child could not be started, [`Outcome::exit`] says why. If no PTY can
+/// be opened, the child runs with a pipe and a warning says so (fail open).
+pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
+    relay(spec, io, |_| {})
+}
+
+/// [`run`], calling `on_spawn` with the event channel once the child runs (tests inject
+/// signals through it).
+fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Outcome {
+    let RelayIo { live, capture, stdin } = io;
+    let mut warnings = Vec::new();
+    if spec.argv.is_empty() {
+        return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
+    }
+
+    let (tx, rx) = mpsc::channel();
+    // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
+    // in reverse order): the terminal is restored before those signals act by default again.
+    let _watch = signals::Watch::start(tx.clone(), &mut warnings);
+
+    let own_stdin = io::stdin();
+    let stdin_fd = stdin.as_ref().map_or_else(|| own_stdin.as_fd(), AsFd::as_fd);
+    let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
+    let stdin_dup = if stdin_tty { stdin_fd.try_clone_to_owned().ok() } else { None };
+    let mut term = Terminal::new(spec.size, stdin_dup, spec.pty && stdin_tty);
+
+    let (source, output, master) = match open_output(spec, &term, &mut warnings) {
+        Ok(opened) => opened,
+        Err(err) => return Outcome::failed(err, warnings),
+    };
+    let keys_to_pty = term.wants_keys() && matches!(output, exec::Output::Pty(_));
+    let (exited_rx, exited_tx) = match io::pipe() {
+        Ok(pipe) => pipe,
+        Err(err) => return Outcome::failed(other("could not create a pipe", &err), warnings),
+    };
+    let exited_rx = OwnedFd::from(exited_rx);
+    let stop_keys = if keys_to_pty { exited_rx.try_clone().ok() } else { None };
+    let master_fd = match (&master, keys_to_pty) {
+        (Some(master), true) => pty::dup_master(master.as_ref()).ok(),
+        _ => None,
+    };
+
+    let pump = Pump {
+        source,
+        exited: exited_rx,
+        live,
+        capture: Some(capture),
+        drain_idle: spec.drain_idle,
+        drain_total: spec.drain_total,
+    };
+    let pump_tx = tx.clone();
+    let started = thread::Builder::new().name("tj-pump".into()).spawn(move || {
+        signals::block_stop_signal();
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pump.run()))
+            .unwrap_or_else(|_| PumpReport {
+                warnings: vec!["the output relay failed; output after that point was lost".into()],
+                ..PumpReport::default()
+            });
+        let _ = pump_tx.send(Event::PumpDone(report));
+    });
+    let pump = match started {
+        Ok(pump) => pump,
+        Err(err) => {
+            return Outcome::failed(other("could not start the output thread", &err), warnings);
+        }
+    };
+
+    let input = if keys_to_pty { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
+    let spawned_at = Instant::now();
+    let spawned = exec::spawn(spec, &output, input);
+    // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
+    // child and its descendants are done with it.
+    drop(output);
+    let child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            drop(exited_tx);
+            let report = wait_pump(&rx);
+            let _ = pump.join();
+            warnings.extend(term.take_warnings());
+            warnings.extend(report.warnings);
+            return Outcome::failed(err, warnings);
+        }
+    };
+    let pid = signals::pid_of(&child);
+
+    let keys = master_fd.zip(stop_keys).map(|(master, stop)| pty::Keys {
+        master,
+        stop,
+        events: tx.clone(),
+    });
+    term.attach(master, keys);
+    on_spawn(&tx);
+    let child = Arc::new(Mutex::new(child));
+    if let Err(err) = signals::start_waiter(&child, tx.clone()) {
+        warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
+        let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
+        let _ = tx.send(Event::Exited);
+    }
+    drop(tx);
+
+    let done = signals::supervise(&rx, pid, spec.grace, &mut term, Some(exited_tx));
+    // The pump has reported (or the channel broke): joining is immediate, and afterwards the
+    // caller's live writer and capture have been dropped, so whatever they own is released.
+    if done.pump.is_some() {
+        let _ = pump.join();
+    }
+    let exited_at = done.exited_at.unwrap_or_else(Instant::now);
+    let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
+    warnings.extend(term.take_warnings());
+    drop(term);
+
+    let report = done.pump.unwrap_or_else(|| PumpReport {
+        warnings: vec!["the output relay stopped early".into()],
+        ..PumpReport::default()
+    });
+    let exit = match status {
+        Ok(status) => signals::exit_of(status).ok_or_else(|| {
+            SpawnError::Other(format!("could not tell how the command ended: {status}"))
+        }),
+        Err(err) => Err(other("could not wait for the command", &err)),
+    };
+    warnings.extend(report.warnings);
+    Outcome {
+        exit,
+        duration: exited_at.saturating_duration_since(spawned_at),
+        pty_held_open: report.held_open,
+        live_lost: report.live_lost,
+        warnings,
+    }
+}
+
+/// Opens where the child's output goes: a PTY sized and set up as the user's terminal, or,
+/// with `--no-pty` or when no PTY can be had, one pipe. Returns the pump's read side, the
+/// child's side, and the master.
+fn open_output(
+    spec: &Spec,
+    term: &Terminal,
+    warnings: &mut Vec<String>,
+) -> Result<(OwnedFd, exec::Output, Option<pty::Master>), SpawnError> {
+    if spec.pty {
+        let opened = pty::open(term.size(), term.user_termios()).and_then(|opened| {
+            let source = pty::dup_master(opened.master.as_ref())?;
+            Ok((source, opened))
+        });
+        match opened {
+            Ok((source, opened)) => {
+                return Ok((source, exec::Output::Pty(opened.slave), Some(opened.master)));
+            }
+            // Fail open: the command still runs and its output is still shown and captured.
+            Err(err) => warnings.push(format!(
+                "could not open a pseudo-terminal ({err:#}); running with one pipe for stdout and stderr"
+            )),
+        }
+    }
+    let (read, write) = io::pipe().map_err(|err| other("could not create a pipe", &err))?;
+    Ok((OwnedFd::from(read), exec::Output::Pipe(OwnedFd::from(write)), None))
+}
+
+/// Waits for the pump's report, ignoring other events (the child never ran).
+fn wait_pump(rx: &mpsc::Receiver<Event>) -> PumpReport {
+    loop {
+        match rx.recv() {
+            Ok(Event::PumpDone(report)) => return report,
+            Ok(_) => {}
+            Err(_) => return PumpReport::default(),
+        }
+    }
+}
+
+fn other(what: &str, err: &io::Error) -> SpawnError {
+    SpawnError::Other(format!("{what}: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::mpsc::RecvTimeoutError;
+
+    const DEADLINE: Duration = Duration::from_secs(30);
+
+    /// Runs `argv` and injects `sig` into the relay as if tj had received it: once the
+    /// child has printed `ready`, or, with `wait_ready` false, as soon as it runs (`spawn`
+    /// returns after the exec, so the child has its own dispositions by then).
+    fn deliver(argv: &[&str], wait_ready: bool, sig: libc::c_int, grace: Duration) -> Outcome {
+        let mut spec = Spec::new(argv.iter().map(OsString::from).collect(), PathBuf::from("/"));
+        spec.size = Some(WinSize::default());
+        spec.grace = grace;
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let mut seen = Vec::new();
+        let io = RelayIo {
+            live: None,
+            capture: Box::new(move |bytes| {
+                seen.extend_from_slice(bytes);
+                if seen.windows(5).any(|w| w == b"ready") {
+                    let _ = ready_tx.send(());
+                }
+            }),
+            stdin: Some(std::fs::File::open("/dev/null").unwrap().into()),
+        };
+        let (events_tx, events_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        thread::spawn(move || {
+            let outcome = relay(&spec, io, |events| {
+                if !wait_ready {
+                    events.send(Event::Signal(sig)).unwrap();
+                }
+                events_tx.send(events.clone()).unwrap();
+            });
+            done_tx.send(outcome)
+        });
+        let events = events_rx.recv_timeout(DEADLINE).unwrap();
+        if wait_ready {
+            ready_rx.recv_timeout(DEADLINE).unwrap();
+            events.send(Event::Signal(sig)).unwrap();
+        }
+        match done_rx.recv_timeout(DEADLINE) {
+            Ok(outcome) => outcome,
+            Err(RecvTimeoutError::Timeout) => panic!("run() did not return"),
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    const LONG: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn forwarded_signal_reaches_the_child_s_process_group() {
+        // Both sh and its sleep must go for run() to return before the sleep ends.
+        let outcome = deliver(&["sh", "-c", "echo ready; sleep 100"], true, libc::SIGTERM, LONG);
+        assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGTERM)));
+    }
+
+    #[test]
+    fn child_ignoring_a_forwarded_signal_is_killed_after_the_grace() {
+        let script = "trap '' TERM; echo ready; while :; do sleep 1; done";
+        let outcome =
+            deliver(&["sh", "-c", script], true, libc::SIGTERM, Duration::from_millis(100));
+        assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGKILL)));
+    }
+
+    #[test]
+    fn forwarded_interrupt_ends_the_child_like_ctrl_c() {
+        // Not through sh: dash catches SIGINT under -c, and one arriving between its fork
+        // and exec is lost in the forked child, so the test would race the shell.
+        let outcome = deliver(&["sleep", "100"], false, libc::SIGINT, LONG);
+        assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGINT)));
+    }
+
+    #[test]
+    fn forwarded_quit_and_hangup_end_the_child() {
+        for sig in [libc::SIGQUIT, libc::SIGHUP] {
+            let outcome = deliver(&["sleep", "100"], false, sig, LONG);
+            assert_eq!(outcome.exit, Ok(Exit::Signal(sig)));
+        }
+    }
+
+    #[test]
+    fn empty_argv_is_tj_s_own_failure() {
+        let spec = Spec::new(Vec::new(), PathBuf::from("/"));
+        let outcome = run(&spec, RelayIo::new(None, Box::new(|_| {})));
+        assert!(matches!(outcome.exit, Err(SpawnError::Other(_))));
+    }
+
+    #[test]
+    fn spawn_errors_display_their_message() {
+        let err = SpawnError::NotFound("cargo: command not found".into());
+        assert_eq!(err.to_string(), "cargo: command not found");
+    }
+}

@@ -1,0 +1,663 @@
+//! The terminal side of the relay: opening and sizing the pseudo-terminal, the output pump
+//! (master or pipe → capture → live), the detached thread that writes tj's stdin into the
+//! master (and spots Ctrl-Z), the live writer, and the guard that holds tj's own terminal in
+//! raw mode.
+//!
+//! It does not spawn the child (`exec.rs`) or decide when to resize, suspend or resume
+//! (`signals.rs` reacts to SIGWINCH, SIGCONT and Ctrl-Z by calling [`Terminal`]).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+use nix::unistd;
+use portable_pty::{MasterPty, PtySize, native_pty_system};
+
+use super::signals::Event;
+use super::{CaptureFn, WinSize};
+
+/// The PTY master as portable-pty hands it out.
+pub(super) type Master = Box<dyn MasterPty + Send>;
+
+/// The read size of the pump. One buffer of this size is reused for the whole run, so memory
+/// stays flat however much the child writes.
+const CHUNK: usize = 64 * 1024;
+
+/// Held for writing while portable-pty opens a PTY, and for reading while a relay spawns.
+///
+/// portable-pty sets close-on-exec on the two descriptors only after `openpty(3)` returns;
+/// a child forked in between by another relay of this process (tests run many at once)
+/// would keep them, and so keep that PTY open past its own child's exit. Everything else
+/// the relay opens is close-on-exec atomically.
+pub(super) static SPAWN: RwLock<()> = RwLock::new(());
+
+/// A freshly opened pseudo-terminal: the master stays with tj, the slave goes to the child.
+pub(super) struct Pty {
+    pub(super) master: Master,
+    pub(super) slave: File,
+}
+
+/// Opens a PTY of `size` whose line discipline starts with `termios` (the user's settings,
+/// when tj's stdin is a terminal), or the kernel's defaults.
+///
+/// portable-pty opens the pair; we then open the slave again by name, because its own slave
+/// handle can only be used through its `spawn_command`, which we do not use (it falls back to
+/// `$HOME` for a bad working directory and reports a bad `#!` as a child dying with 134).
+pub(super) fn open(size: WinSize, termios: Option<&Termios>) -> anyhow::Result<Pty> {
+    let pair = {
+        let _no_fork = SPAWN.write().unwrap_or_else(PoisonError::into_inner);
+        native_pty_system().openpty(size.into())?
+    };
+    let name = pair.master.tty_name().context("the pseudo-terminal has no device name")?;
+    // O_NOCTTY: tj itself must not acquire the slave as its controlling terminal when it has
+    // none. std opens with O_CLOEXEC, so no other child inherits it.
+    let slave = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&name)
+        .with_context(|| format!("could not open {}", name.display()))?;
+    drop(pair.slave);
+    if let Some(termios) = termios {
+        termios::tcsetattr(&slave, SetArg::TCSANOW, termios)
+            .context("could not copy the terminal settings to the pseudo-terminal")?;
+    }
+    Ok(Pty { master: pair.master, slave })
+}
+
+/// A descriptor of our own for the master, for the pump to poll and read and for the stdin
+/// thread to write: portable-pty's reader is a blocking `Read` without a descriptor, and the
+/// drain deadline needs poll.
+#[allow(unsafe_code)]
+pub(super) fn dup_master(master: &dyn MasterPty) -> io::Result<OwnedFd> {
+    let raw = master
+        .as_raw_fd()
+        .ok_or_else(|| io::Error::other("the pseudo-terminal has no file descriptor"))?;
+    // SAFETY: `raw` is the master's own descriptor, open for as long as `master` lives, and
+    // `master` outlives this borrow: we duplicate it at once and keep only the duplicate.
+    let fd = unsafe { BorrowedFd::borrow_raw(raw) };
+    fd.try_clone_to_owned()
+}
+
+/// The window size of the terminal on `fd`, or `None` if it is not a terminal or reports no
+/// size (0×0, as some CI runners and serial consoles do).
+#[allow(unsafe_code)]
+pub(super) fn window_size(fd: BorrowedFd<'_>) -> Option<WinSize> {
+    let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points at one.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_row > 0 && ws.ws_col > 0).then_some(WinSize {
+        cols: ws.ws_col,
+        rows: ws.ws_row,
+        pixel_width: ws.ws_xpixel,
+        pixel_height: ws.ws_ypixel,
+    })
+}
+
+impl From<WinSize> for PtySize {
+    fn from(size: WinSize) -> PtySize {
+        PtySize {
+            rows: size.rows,
+            cols: size.cols,
+            pixel_width: size.pixel_width,
+            pixel_height: size.pixel_height,
+        }
+    }
+}
+
+/// Returns `Some(true)` if and only if tj's process group is the foreground group of the
+/// terminal on `fd`; `None` when that terminal is not tj's controlling terminal.
+fn is_foreground(fd: BorrowedFd<'_>) -> Option<bool> {
+    unistd::tcgetpgrp(fd).ok().map(|pgrp| pgrp == unistd::getpgrp())
+}
+
+/// tj's terminal in raw mode while active, so keystrokes (Ctrl-C included) reach the PTY as
+/// bytes and the PTY's own line discipline interprets them for the child.
+///
+/// The saved settings come back in [`RawMode::leave`], which `Drop` calls: on every return
+/// path of `run`, while unwinding from a panic, and before tj suspends itself. The signals
+/// that would end tj (INT, TERM, HUP, QUIT) are caught while a child runs, so they end the
+/// child instead and tj returns through this drop.
+pub(super) struct RawMode {
+    fd: OwnedFd,
+    saved: Termios,
+    /// Shared with the stdin thread, which intercepts Ctrl-Z only in raw mode.
+    active: Arc<AtomicBool>,
+}
+
+impl RawMode {
+    /// Reads the settings of the terminal on `fd`; nothing changes until [`RawMode::enter`].
+    fn new(fd: OwnedFd) -> nix::Result<RawMode> {
+        let saved = termios::tcgetattr(&fd)?;
+        Ok(RawMode { fd, saved, active: Arc::new(AtomicBool::new(false)) })
+    }
+
+    /// Switches to raw mode, saving the current settings first.
+    fn enter(&mut self) -> nix::Result<()> {
+        if self.is_active() {
+            return Ok(());
+        }
+        // Read them afresh: the user may have changed them while tj was stopped.
+        self.saved = termios::tcgetattr(&self.fd)?;
+        let mut raw = self.saved.clone();
+        termios::cfmakeraw(&mut raw);
+        termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &raw)?;
+        self.active.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn is_active(&self) -> bool {
+        self.active.load(Ordering::SeqCst)
+    }
+
+    /// Puts the saved settings back, if raw mode is on.
+    fn leave(&mut self) {
+        if !self.active.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        // With SIGTTOU blocked, tcsetattr succeeds even if tj was moved to the background
+        // meanwhile, instead of stopping tj with the terminal still raw.
+        let mut ttou = SigSet::empty();
+        ttou.add(Signal::SIGTTOU);
+        let mut old = SigSet::empty();
+        let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ttou), Some(&mut old)).is_ok();
+        let _ = termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &self.saved);
+        if blocked {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// tj's side of the terminal while a child runs: the PTY master (for resizing), the window
+/// size policy, and, when tj's stdin is a terminal and the child's stdin is the PTY, raw mode
+/// and the stdin thread.
+pub(super) struct Terminal {
+    master: Option<Master>,
+    fixed: Option<WinSize>,
+    /// tj's stdin, if it is a terminal.
+    stdin: Option<OwnedFd>,
+    /// The child's stdin is the PTY: keystrokes are forwarded (in raw mode when possible).
+    wants_keys: bool,
+    /// tj's terminal settings and raw mode, when keystrokes are forwarded.
+    raw: Option<RawMode>,
+    /// What the stdin thread needs, until it is started.
+    keys: Option<Keys>,
+    forwarding: bool,
+    /// tj was in the background at the last look, with keystrokes still to forward.
+    background: bool,
+    warnings: Vec<String>,
+}
+
+impl Terminal {
+    /// `stdin` is a duplicate of tj's stdin if it is a terminal; `keys` says whether the
+    /// child's stdin will be the PTY (so keystrokes are forwarded and raw mode is wanted).
+    pub(super) fn new(fixed: Option<WinSize>, stdin: Option<OwnedFd>, keys: bool) -> Terminal {
+        let mut warnings = Vec::new();
+        let raw = match stdin.as_ref().filter(|_| keys).map(|fd| fd.try_clone()) {
+            Some(Ok(fd)) => match RawMode::new(fd) {
+                Ok(raw) => Some(raw),
+                Err(err) => {
+                    warnings.push(format!("could not read the terminal settings: {err}"));
+                    None
+                }
+            },
+            Some(Err(err)) => {
+                warnings.push(format!("could not duplicate stdin: {err}"));
+                None
+            }
+            None => None,
+        };
+        let wants_keys = keys && stdin.is_some();
+        Terminal {
+            master: None,
+            fixed,
+            stdin,
+            wants_keys,
+            raw,
+            keys: None,
+            forwarding: false,
+            background: false,
+            warnings,
+        }
+    }
+
+    /// The user's terminal settings, for the PTY to start with; `None` (the kernel's sane
+    /// defaults) when tj starts in the background, where the terminal's current settings are
+    /// those of whatever runs in the foreground, typically the shell's line editor (no
+    /// ICANON, no ECHO, no ICRNL: Enter would never end a line for the child).
+    pub(super) fn user_termios(&self) -> Option<&Termios> {
+        let background =
+            self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd())) == Some(false);
+        self.raw.as_ref().filter(|_| !background).map(|raw| &raw.saved)
+    }
+
+    /// Returns true if and only if keystrokes are to be forwarded to the PTY.
+    pub(super) fn wants_keys(&self) -> bool {
+        self.wants_keys
+    }
+
+    /// The window size the PTY should have now: the fixed one, else that of tj's stdout if
+    /// it is a terminal, else that of its stdin, else 80×24.
+    pub(super) fn size(&self) -> WinSize {
+        self.fixed
+            .or_else(|| window_size(io::stdout().as_fd()))
+            .or_else(|| self.stdin.as_ref().and_then(|fd| window_size(fd.as_fd())))
+            .unwrap_or_default()
+    }
+
+    /// Hands over the master once the child runs, and, when [`Terminal::wants_keys`], what
+    /// the stdin thread needs.
+    pub(super) fn attach(&mut self, master: Option<Master>, keys: Option<Keys>) {
+        if keys.is_none() {
+            // The child's stdin is not the PTY after all (no PTY could be opened): tj's
+            // terminal is the child's, and stays as it is.
+            self.wants_keys = false;
+            self.raw = None;
+        }
+        self.master = master;
+        self.keys = keys;
+        self.resume();
+    }
+
+    /// Copies the current window size to the PTY (SIGWINCH). The kernel then sends SIGWINCH
+    /// to the PTY's foreground process group.
+    pub(super) fn resize(&mut self) {
+        if let Some(master) = &self.master
+            && let Err(err) = master.resize(self.size().into())
+        {
+            self.warn(format!("could not resize the pseudo-terminal: {err:#}"));
+        }
+    }
+
+    /// Returns true if and only if tj was in the background at the last look and has
+    /// keystrokes to forward once in the foreground. `fg` sends no SIGCONT to a job that is
+    /// running, so the event loop looks again now and then ([`Terminal::resume`]).
+    pub(super) fn awaits_foreground(&self) -> bool {
+        self.background
+    }
+
+    /// Returns true if and only if tj's terminal is in raw mode now.
+    pub(super) fn is_raw(&self) -> bool {
+        self.raw.as_ref().is_some_and(RawMode::is_active)
+    }
+
+    /// Gives the terminal back as the user had it (tj is about to stop).
+    pub(super) fn suspend(&mut self) {
+        if let Some(raw) = &mut self.raw {
+            raw.leave();
+        }
+    }
+
+    /// Takes the terminal (again): raw mode and the stdin thread only when tj is in the
+    /// foreground. In the background, reading the terminal would stop tj with SIGTTIN and
+    /// changing its mode would disturb the shell, so both wait until `fg` (SIGCONT for a
+    /// stopped job; for a running one, see [`Terminal::awaits_foreground`]). A terminal that
+    /// is not tj's controlling one has no foreground to wait for: its keystrokes are
+    /// forwarded without raw mode.
+    pub(super) fn resume(&mut self) {
+        let foreground = self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd()));
+        self.background = foreground == Some(false) && self.keys.is_some();
+        if foreground == Some(true)
+            && let Some(raw) = &mut self.raw
+            && let Err(err) = raw.enter()
+        {
+            self.warn(format!("could not put the terminal in raw mode: {err}"));
+        }
+        if foreground != Some(false) && !self.forwarding {
+            self.start_forwarding();
+        }
+        self.resize();
+    }
+
+    fn start_forwarding(&mut self) {
+        let Some(keys) = self.keys.take() else { return };
+        let Some(stdin) = self.stdin.as_ref().map(OwnedFd::try_clone) else { return };
+        let raw = self.raw.as_ref().map_or_else(Arc::default, |raw| Arc::clone(&raw.active));
+        let started = stdin.and_then(|stdin| {
+            thread::Builder::new().name("tj-stdin".into()).spawn(move || {
+                super::signals::block_stop_signal();
+                forward_stdin(&stdin, &keys, &raw);
+            })
+        });
+        match started {
+            Ok(_detached) => self.forwarding = true,
+            Err(err) => self.warn(format!("could not forward keystrokes: {err}")),
+        }
+    }
+
+    fn warn(&mut self, msg: String) {
+        if !self.warnings.contains(&msg) {
+            self.warnings.push(msg);
+        }
+    }
+
+    /// The problems met so far, each once.
+    pub(super) fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+/// What the stdin thread works with.
+pub(super) struct Keys {
+    /// A duplicate of the master, to write keystrokes into.
+    pub(super) master: OwnedFd,
+    /// Hangs up when the child has exited.
+    pub(super) stop: OwnedFd,
+    /// Where Ctrl-Z goes ([`Event::Suspend`]).
+    pub(super) events: Sender<Event>,
+}
+
+/// The body of the detached stdin thread, the only writer into the master: copies tj's stdin
+/// into it until the child exits (`stop` hangs up), stdin ends, or the master refuses.
+///
+/// Detached because a write into a PTY whose reader is a stopped or busy descendant may
+/// block for ever; poll-gated so that after the child exits no keystroke meant for the next
+/// reader of the terminal is taken.
+///
+/// In raw mode, the suspend character (Ctrl-Z) is taken out when the PTY's line discipline
+/// would turn it into SIGTSTP, and reported as [`Event::Suspend`]: that SIGTSTP would be
+/// discarded (see `signals::suspend_with_child`), so tj does the job control itself.
+fn forward_stdin(stdin: &OwnedFd, keys: &Keys, raw: &AtomicBool) {
+    let Keys { master, stop, events } = keys;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let mut fds = [
+            PollFd::new(stdin.as_fd(), PollFlags::POLLIN),
+            PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => {}
+            Err(Errno::EINTR) => continue,
+            Err(_) => return,
+        }
+        if has_events(&fds[1]) {
+            return;
+        }
+        if !has_events(&fds[0]) {
+            continue;
+        }
+        let n = match unistd::read(stdin, &mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(Errno::EINTR | Errno::EAGAIN) => continue,
+            Err(_) => return,
+        };
+        let mut rest = buf.get(..n).unwrap_or_default();
+        let suspend = if raw.load(Ordering::SeqCst) { suspend_char(master.as_fd()) } else { None };
+        while let Some(at) = suspend.and_then(|c| rest.iter().position(|&b| b == c)) {
+            let (before, after) = rest.split_at(at);
+            if write_all_fd(master.as_fd(), before).is_err() || events.send(Event::Suspend).is_err()
+            {
+                return;
+            }
+            rest = after.get(1..).unwrap_or_default();
+        }
+        if write_all_fd(master.as_fd(), rest).is_err() {
+            return;
+        }
+    }
+}
+
+/// The PTY's suspend character, if its line discipline would turn it into SIGTSTP now (the
+/// child may have switched ISIG off, as editors do; then the byte is the child's to read).
+/// Termios calls on the master act on the slave's settings.
+fn suspend_char(master: BorrowedFd<'_>) -> Option<u8> {
+    let settings = termios::tcgetattr(master).ok()?;
+    if !settings.local_flags.contains(LocalFlags::ISIG) {
+        return None;
+    }
+    let c = settings.control_chars[SpecialCharacterIndices::VSUSP as usize];
+    // _POSIX_VDISABLE is 0 on Linux and 0xff on the BSDs.
+    (c != 0 && c != 0xff).then_some(c)
+}
+
+fn has_events(fd: &PollFd<'_>) -> bool {
+    fd.revents().is_some_and(|events| !events.is_empty())
+}
+
+/// Waits until `fd` accepts a write (or reports an error, which the next write returns).
+fn wait_writable(fd: BorrowedFd<'_>) -> io::Result<()> {
+    loop {
+        let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return Ok(()),
+            Err(Errno::EINTR) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+/// One `write(2)`, retried on EINTR, waiting with poll while a non-blocking `fd` is full.
+fn write_fd(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        match unistd::write(fd, buf) {
+            Ok(n) => return Ok(n),
+            Err(Errno::EINTR) => {}
+            Err(Errno::EAGAIN) => wait_writable(fd)?,
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+fn write_all_fd(fd: BorrowedFd<'_>, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        match write_fd(fd, buf)? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n => buf = buf.get(n..).unwrap_or_default(),
+        }
+    }
+    Ok(())
+}
+
+/// A live writer on a file descriptor, normally tj's stdout: each write goes straight to the
+/// descriptor (no buffering, so output is as prompt as the child's), and a non-blocking
+/// descriptor that is full is waited on with poll, never given up on.
+#[derive(Debug)]
+pub struct LiveFd {
+    fd: OwnedFd,
+}
+
+impl LiveFd {
+    /// Writes to a duplicate of tj's stdout (descriptor 1; the duplicate shares its file
+    /// status, non-blocking or not).
+    pub fn stdout() -> io::Result<LiveFd> {
+        Ok(LiveFd { fd: io::stdout().as_fd().try_clone_to_owned()? })
+    }
+
+    /// Writes to `fd`.
+    pub fn new(fd: OwnedFd) -> LiveFd {
+        LiveFd { fd }
+    }
+}
+
+impl Write for LiveFd {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        write_fd(self.fd.as_fd(), buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What the pump learned, handed back when it ends.
+#[derive(Debug, Default)]
+pub(super) struct PumpReport {
+    /// The drain cap, not EOF, ended the read.
+    pub(super) held_open: bool,
+    /// Why live forwarding stopped, if it did.
+    pub(super) live_lost: Option<String>,
+    pub(super) warnings: Vec<String>,
+}
+
+/// The output pump: reads the child's output (PTY master or pipe) and hands each chunk to
+/// the capture, then to the live writer.
+pub(super) struct Pump {
+    /// The master, or the read end of the output pipe.
+    pub(super) source: OwnedFd,
+    /// Hangs up when the child has exited: the pump then drains under the caps.
+    pub(super) exited: OwnedFd,
+    pub(super) live: Option<Box<dyn Write + Send>>,
+    pub(super) capture: Option<CaptureFn>,
+    pub(super) drain_idle: Duration,
+    pub(super) drain_total: Duration,
+}
+
+impl Pump {
+    /// Runs until EOF (EIO on a master whose slave side is all closed), or, once the child
+    /// has exited, until `drain_idle` passes without data or `drain_total` passes in all.
+    pub(super) fn run(mut self) -> PumpReport {
+        let mut buf = vec![0u8; CHUNK];
+        let mut report = PumpReport::default();
+        let mut deadline: Option<Instant> = None;
+        loop {
+            let timeout = match deadline {
+                None => PollTimeout::NONE,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        report.held_open = true;
+                        break;
+                    }
+                    poll_timeout(left.min(self.drain_idle))
+                }
+            };
+            let (readable, exited) = {
+                let mut fds = [
+                    PollFd::new(self.source.as_fd(), PollFlags::POLLIN),
+                    PollFd::new(self.exited.as_fd(), PollFlags::POLLIN),
+                ];
+                let watched = if deadline.is_none() { 2 } else { 1 };
+                match poll(&mut fds[..watched], timeout) {
+                    // Only a drain has a timeout: a descendant holds the output open.
+                    Ok(0) => {
+                        report.held_open = true;
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(Errno::EINTR) => continue,
+                    Err(err) => {
+                        report.warnings.push(format!("could not wait for the output: {err}"));
+                        break;
+                    }
+                }
+                (has_events(&fds[0]), watched == 2 && has_events(&fds[1]))
+            };
+            if exited {
+                deadline = Some(Instant::now() + self.drain_total);
+            }
+            if !readable {
+                continue;
+            }
+            match unistd::read(&self.source, &mut buf) {
+                // EIO: every descriptor of the slave side is closed.
+                Ok(0) | Err(Errno::EIO) => break,
+                Ok(n) => self.deliver(buf.get(..n).unwrap_or_default(), &mut report),
+                Err(Errno::EINTR | Errno::EAGAIN) => {}
+                Err(err) => {
+                    report.warnings.push(format!("could not read the output: {err}"));
+                    break;
+                }
+            }
+        }
+        report
+    }
+
+    fn deliver(&mut self, chunk: &[u8], report: &mut PumpReport) {
+        if let Some(capture) = self.capture.as_mut() {
+            // Fail open: a failing capture must not stop the live stream, nor leave the
+            // child blocked on a full PTY because nobody reads it any more.
+            if panic::catch_unwind(AssertUnwindSafe(|| capture(chunk))).is_err() {
+                self.capture = None;
+                report.warnings.push(
+                    "the capture failed; the rest of the output was only shown live".to_owned(),
+                );
+            }
+        }
+        if let Some(live) = self.live.as_mut() {
+            let written = panic::catch_unwind(AssertUnwindSafe(|| write_live(live, chunk)))
+                .unwrap_or_else(|_| Err(io::Error::other("the live writer panicked")));
+            if let Err(err) = written {
+                self.live = None;
+                report.live_lost = Some(if err.kind() == io::ErrorKind::BrokenPipe {
+                    "the reader of the live output went away (broken pipe)".to_owned()
+                } else {
+                    format!("could not write the live output: {err}")
+                });
+            }
+        }
+    }
+}
+
+/// Writes all of `chunk` to `live`, then flushes.
+fn write_live(live: &mut Box<dyn Write + Send>, mut chunk: &[u8]) -> io::Result<()> {
+    let mut backoff = Duration::from_millis(1);
+    while !chunk.is_empty() {
+        match live.write(chunk) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                chunk = chunk.get(n..).unwrap_or_default();
+                backoff = Duration::from_millis(1);
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                // Lossless: a writer that is not a `LiveFd` gives us no descriptor to poll, so
+                // we back off and retry; `LiveFd` polls its own descriptor and never gets here.
+                thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_millis(50));
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    live.flush()
+}
+
+/// `d` as a poll timeout, rounded up to whole milliseconds (so a deadline less than 1 ms
+/// away does not become a busy poll with timeout 0) and capped at what poll accepts.
+fn poll_timeout(d: Duration) -> PollTimeout {
+    let ms = d.as_micros().div_ceil(1000);
+    PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_size_of_a_non_terminal_is_none() {
+        let file = File::open("/dev/null").unwrap();
+        assert_eq!(window_size(file.as_fd()), None);
+    }
+
+    #[test]
+    fn window_size_reads_a_pty() {
+        let pty = open(WinSize { cols: 101, rows: 33, ..WinSize::default() }, None).unwrap();
+        let size = window_size(pty.slave.as_fd()).unwrap();
+        assert_eq!((size.cols, size.rows), (101, 33));
+    }
+
+    #[test]
+    fn poll_timeout_rounds_up() {
+        assert_eq!(poll_timeout(Duration::from_micros(1)).as_millis(), Some(1));
+        assert_eq!(poll_timeout(Duration::from_millis(250)).as_millis(), Some(250));
+        assert_eq!(poll_timeout(Duration::from_secs(u64::MAX)), PollTimeout::MAX);
+    }
+}

@@ -1,0 +1,324 @@
+//! Signals and the child's lifetime while the relay runs: SIGINT, SIGTERM, SIGHUP and
+//! SIGQUIT received by tj are forwarded to the child's process group (then SIGKILL after the
+//! grace period); SIGWINCH resizes the PTY; Ctrl-Z typed at tj's terminal suspends the child
+//! and tj together, and SIGCONT takes the terminal back; the wait ends in an [`Exit`].
+//!
+//! It does not touch the terminal itself (`pty.rs` does, when told) and does not read output.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use libc::c_int;
+use nix::sys::signal::{self as nix_signal, Signal};
+use nix::unistd::{self, Pid};
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
+use signal_hook::iterator::{Handle, Signals};
+
+use super::Exit;
+use super::pty::{PumpReport, Terminal};
+
+/// What the event loop of [`supervise`] reacts to.
+pub(super) enum Event {
+    /// tj received this signal.
+    Signal(c_int),
+    /// The user typed the suspend character (Ctrl-Z) while the PTY would turn it into
+    /// SIGTSTP (the stdin thread kept it from the PTY).
+    Suspend,
+    /// The child has exited. It is not reaped yet where `waitid(WNOWAIT)` exists, so its pid
+    /// (and with it its process group id) cannot be reused while we may still signal it.
+    Exited,
+    /// The pump has read everything (or hit the drain cap).
+    PumpDone(PumpReport),
+}
+
+/// The signals forwarded to the child's process group.
+const FORWARDED: [c_int; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
+
+/// Process-wide signal set-up, done once: see [`Watch`].
+struct Registry {
+    /// True while no relay runs: the forwarded signals then act as if tj had never touched
+    /// them (default action), so tj can still be interrupted after `run` returns.
+    idle: Arc<AtomicBool>,
+    /// How many relays run (tests run several at once).
+    running: Mutex<usize>,
+    /// The forwarded signals tj handles: those it was not started with ignored.
+    forwarded: Vec<c_int>,
+    problem: Option<String>,
+}
+
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+fn registry() -> &'static Registry {
+    REGISTRY.get_or_init(|| {
+        let idle = Arc::new(AtomicBool::new(true));
+        let mut forwarded = Vec::new();
+        let mut problem = None;
+        for sig in FORWARDED {
+            // A signal tj was started with ignored (nohup, `cmd &` in a script) stays
+            // ignored, so the child inherits that exactly as it would without tj.
+            if is_ignored(sig) {
+                continue;
+            }
+            match signal_hook::flag::register_conditional_default(sig, Arc::clone(&idle)) {
+                Ok(_) => forwarded.push(sig),
+                Err(err) => problem = Some(format!("could not handle signal {sig}: {err}")),
+            }
+        }
+        Registry { idle, running: Mutex::new(0), forwarded, problem }
+    })
+}
+
+/// Returns true if and only if the disposition of `sig` is SIG_IGN.
+#[allow(unsafe_code)]
+fn is_ignored(sig: c_int) -> bool {
+    // SAFETY: a null new action makes sigaction(2) only report the current one into `old`,
+    // a plain C struct for which all zeroes is a valid value.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Delivers tj's signals to one relay's event loop while it lives. While any `Watch` lives,
+/// the forwarded signals do not kill tj; when the last one goes they act by default again.
+pub(super) struct Watch {
+    handle: Option<Handle>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watch {
+    /// Starts delivering signals as [`Event::Signal`] on `tx`.
+    pub(super) fn start(tx: Sender<Event>, warnings: &mut Vec<String>) -> Watch {
+        let registry = registry();
+        warnings.extend(registry.problem.clone());
+        let mut wanted = registry.forwarded.clone();
+        wanted.extend([SIGWINCH, SIGCONT]);
+        let mut watch = Watch { handle: None, thread: None };
+        match Signals::new(&wanted) {
+            Ok(mut signals) => {
+                let handle = signals.handle();
+                let spawned = thread::Builder::new().name("tj-signals".into()).spawn(move || {
+                    block_stop_signal();
+                    for sig in signals.forever() {
+                        if tx.send(Event::Signal(sig)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                match spawned {
+                    Ok(thread) => {
+                        watch.handle = Some(handle);
+                        watch.thread = Some(thread);
+                    }
+                    Err(err) => warnings.push(format!("could not watch signals: {err}")),
+                }
+            }
+            Err(err) => warnings.push(format!("could not watch signals: {err}")),
+        }
+        // After `Signals` is registered: a signal that comes before the child runs is then
+        // queued and forwarded to it, and one that came earlier acted by default.
+        let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
+        *running += 1;
+        registry.idle.store(false, Ordering::SeqCst);
+        watch
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let registry = registry();
+        {
+            let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
+            *running = running.saturating_sub(1);
+            if *running == 0 {
+                // Before `Signals` goes, so that no signal falls between the two.
+                registry.idle.store(true, Ordering::SeqCst);
+            }
+        }
+        if let Some(handle) = self.handle.take() {
+            handle.close();
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// True where the waiter can see the exit without reaping (`waitid` with `WNOWAIT`), which
+/// keeps the child's pid, and so its process group id, from being reused while we signal it.
+const PINS_PGID: bool =
+    cfg!(any(target_os = "linux", target_os = "android", target_os = "freebsd"));
+
+/// Starts the thread that reports [`Event::Exited`] for `child`.
+pub(super) fn start_waiter(child: &Arc<Mutex<Child>>, tx: Sender<Event>) -> std::io::Result<()> {
+    let watched = Arc::clone(child);
+    thread::Builder::new().name("tj-wait".into()).spawn(move || {
+        block_stop_signal();
+        wait_child(&watched, &tx);
+    })?;
+    Ok(())
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn wait_child(child: &Mutex<Child>, tx: &Sender<Event>) {
+    use nix::errno::Errno;
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+
+    let pid = pid_of(&child.lock().unwrap_or_else(PoisonError::into_inner));
+    let exited = || waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
+    // Until it has exited, been killed, or there is nothing to wait for: `Child::wait` then
+    // reaps it and tells which.
+    while exited() == Err(Errno::EINTR) {}
+    let _ = tx.send(Event::Exited);
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn wait_child(child: &Mutex<Child>, tx: &Sender<Event>) {
+    // Without waitid(WNOWAIT) we reap here; `Child` keeps the status for the caller's wait.
+    let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
+    let _ = tx.send(Event::Exited);
+}
+
+/// The child's pid, which is also its process group id (it leads its own session).
+pub(super) fn pid_of(child: &Child) -> Pid {
+    Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
+}
+
+/// How often a relay started in the background looks whether it is in the foreground yet
+/// (see [`Terminal::awaits_foreground`]). Only while that is the case; otherwise the loop
+/// sleeps until an event.
+const FOREGROUND_CHECK: Duration = Duration::from_millis(250);
+
+/// What [`supervise`] returns once the child has exited and its output has been read.
+pub(super) struct Supervised {
+    pub(super) exited_at: Option<Instant>,
+    pub(super) pump: Option<PumpReport>,
+}
+
+/// The relay's event loop, run on the calling thread until the child has exited and the
+/// pump is done.
+///
+/// When the child exits, `exited` (the write end of the pipe the pump and the stdin thread
+/// watch) is dropped: the pump starts its capped drain and the stdin thread stops.
+pub(super) fn supervise(
+    rx: &Receiver<Event>,
+    pid: Pid,
+    grace: Duration,
+    term: &mut Terminal,
+    mut exited: Option<std::io::PipeWriter>,
+) -> Supervised {
+    let mut done = Supervised { exited_at: None, pump: None };
+    let mut kill_at: Option<Instant> = None;
+    while done.exited_at.is_none() || done.pump.is_none() {
+        let timeout = [
+            kill_at.map(|at| at.saturating_duration_since(Instant::now())),
+            term.awaits_foreground().then_some(FOREGROUND_CHECK),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let received = match timeout {
+            Some(timeout) => rx.recv_timeout(timeout),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let event = match received {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout) => {
+                if kill_at.is_some_and(|at| at <= Instant::now()) {
+                    kill_at = None;
+                    if PINS_PGID || done.exited_at.is_none() {
+                        let _ = nix_signal::killpg(pid, Signal::SIGKILL);
+                    }
+                }
+                if term.awaits_foreground() && done.exited_at.is_none() {
+                    term.resume();
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        match event {
+            Event::Exited => {
+                done.exited_at = Some(Instant::now());
+                exited = None;
+            }
+            Event::PumpDone(report) => done.pump = Some(report),
+            Event::Suspend if done.exited_at.is_none() && term.is_raw() => {
+                suspend_with_child(pid, term);
+            }
+            Event::Suspend => {}
+            Event::Signal(SIGWINCH) => term.resize(),
+            Event::Signal(SIGCONT) => term.resume(),
+            Event::Signal(sig) => {
+                if PINS_PGID || done.exited_at.is_none() {
+                    forward(pid, sig);
+                    kill_at.get_or_insert_with(|| Instant::now() + grace);
+                }
+            }
+        }
+    }
+    drop(exited);
+    done
+}
+
+/// Sends `sig` to the child's process group.
+fn forward(pid: Pid, sig: c_int) {
+    if let Ok(sig) = Signal::try_from(sig) {
+        let _ = nix_signal::killpg(pid, sig);
+    }
+}
+
+/// Ctrl-Z, as the shell's job control would do it without tj: stops the child's process
+/// group, gives the terminal back, stops tj's own process group (the shell sees the job
+/// stop and takes the terminal), and, once continued (`fg`), takes the terminal again and
+/// continues the child.
+///
+/// The PTY cannot do this itself: the child leads its own session, so its process group is
+/// orphaned and the kernel discards the SIGTSTP the line discipline would send. SIGSTOP is
+/// never discarded; unlike SIGTSTP it cannot be handled, but programs that tidy their
+/// screen on SIGTSTP redraw it on SIGCONT anyway, and the PTY keeps their terminal state.
+///
+/// SIGTSTP is blocked on tj's other threads (see [`block_stop_signal`]), so it is delivered
+/// to this thread before `killpg` returns: we do not go on while still running. If tj's
+/// own process group is orphaned the kernel discards SIGTSTP, and we continue at once.
+fn suspend_with_child(pid: Pid, term: &mut Terminal) {
+    let _ = nix_signal::killpg(pid, Signal::SIGSTOP);
+    term.suspend();
+    let _ = nix_signal::killpg(unistd::getpgrp(), Signal::SIGTSTP);
+    term.resume();
+    let _ = nix_signal::killpg(pid, Signal::SIGCONT);
+}
+
+/// Blocks SIGTSTP on the calling thread; every helper thread of the relay calls this first,
+/// so that a SIGTSTP tj sends its own group stops tj on the supervising thread.
+pub(super) fn block_stop_signal() {
+    let mut set = nix_signal::SigSet::empty();
+    set.add(Signal::SIGTSTP);
+    let _ = set.thread_block();
+}
+
+/// The child's status as an [`Exit`]; `None` for a status that is neither (not possible
+/// after a successful wait).
+pub(super) fn exit_of(status: ExitStatus) -> Option<Exit> {
+    status.code().map(Exit::Code).or_else(|| status.signal().map(Exit::Signal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_of_maps_codes_and_signals() {
+        assert_eq!(exit_of(ExitStatus::from_raw(0)), Some(Exit::Code(0)));
+        assert_eq!(exit_of(ExitStatus::from_raw(101 << 8)), Some(Exit::Code(101)));
+        assert_eq!(exit_of(ExitStatus::from_raw(255 << 8)), Some(Exit::Code(255)));
+        assert_eq!(exit_of(ExitStatus::from_raw(libc::SIGINT)), Some(Exit::Signal(2)));
+        // Core dumped: the signal is still the signal.
+        assert_eq!(exit_of(ExitStatus::from_raw(libc::SIGQUIT | 0x80)), Some(Exit::Signal(3)));
+    }
+}

@@ -1,0 +1,525 @@
+//! The PTY relay through its API (`tj::run::run`), with real children (`sh -c …`): bytes
+//! reach capture and live exactly, statuses and exec errors map through, the drain is
+//! capped, stdin behaves as without tj, and the PTY is the child's terminal.
+//!
+//! Every wait is under a deadline; nothing is timed.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use tj::run::{Exit, LiveFd, Outcome, RelayIo, SpawnError, Spec, WinSize, run};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A live writer that keeps what it is given.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn bytes(&self) -> Vec<u8> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+struct Relayed {
+    outcome: Outcome,
+    captured: Vec<u8>,
+    live: Vec<u8>,
+}
+
+impl Relayed {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.captured).into_owned()
+    }
+}
+
+fn sh(script: &str) -> Spec {
+    let mut spec = Spec::new(
+        vec![OsString::from("sh"), OsString::from("-c"), OsString::from(script)],
+        PathBuf::from("/"),
+    );
+    // Independent of whether the test runner's stdout is a terminal.
+    spec.size = Some(WinSize::default());
+    spec
+}
+
+fn dev_null() -> OwnedFd {
+    File::open("/dev/null").unwrap().into()
+}
+
+/// Runs `spec` with stdin from `stdin` (default /dev/null), live into a buffer.
+fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + Send>>) -> Relayed {
+    let captured = Shared::default();
+    let sink = captured.clone();
+    let io = RelayIo {
+        live,
+        capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
+        stdin: Some(stdin.unwrap_or_else(dev_null)),
+    };
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || tx.send(run(&spec, io)));
+    let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return within the deadline");
+    Relayed { outcome, captured: captured.bytes(), live: Vec::new() }
+}
+
+fn relay(spec: Spec) -> Relayed {
+    let live = Shared::default();
+    let mut relayed = relay_with(spec, None, Some(Box::new(live.clone())));
+    relayed.live = live.bytes();
+    relayed
+}
+
+/// A scratch directory unique to this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tj-relay-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_file(path: &Path, text: &[u8], mode: u32) {
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(mode).open(path).unwrap();
+    file.write_all(text).unwrap();
+}
+
+#[test]
+fn colours_and_carriage_returns_pass_byte_exact() {
+    let r = relay(sh(
+        r"printf '\033[31mred\033[0m\r50%%\r100%%\033[K\n\033]8;;http://x\033\\link\033]8;;\033\\'",
+    ));
+    let expected: &[u8] =
+        b"\x1b[31mred\x1b[0m\r50%\r100%\x1b[K\r\n\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\";
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(r.captured, expected);
+    assert_eq!(r.live, expected);
+    assert!(r.outcome.live_lost.is_none());
+    assert!(!r.outcome.pty_held_open);
+}
+
+/// 1 MiB with every byte value, written after `stty -opost` so the PTY passes it unchanged.
+fn one_mib(name: &str) -> (PathBuf, Vec<u8>) {
+    let data: Vec<u8> =
+        (0..1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let dir = scratch(name);
+    let file = dir.join("data");
+    write_file(&file, &data, 0o644);
+    (file, data)
+}
+
+#[test]
+fn one_mib_arrives_whole_and_in_order() {
+    let (file, data) = one_mib("mib");
+    let r = relay(sh(&format!("stty -opost </dev/tty && cat '{}'", file.display())));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(r.captured.len(), data.len());
+    assert!(r.captured == data, "capture differs from the file");
+    assert!(r.live == data, "live output differs from the file");
+    let _ = fs::remove_dir_all(file.parent().unwrap());
+}
+
+#[test]
+fn one_mib_through_the_pipe_without_a_pty() {
+    let (file, data) = one_mib("mib-pipe");
+    let mut spec = sh(&format!("cat '{}'", file.display()));
+    spec.pty = false;
+    let r = relay(spec);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.captured == data && r.live == data);
+    let _ = fs::remove_dir_all(file.parent().unwrap());
+}
+
+#[test]
+fn non_blocking_live_output_is_waited_on_not_dropped() {
+    let (file, data) = one_mib("nonblock");
+    let (mut reader, writer) = io::pipe().unwrap();
+    let writer = OwnedFd::from(writer);
+    let flags = nix::fcntl::fcntl(&writer, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&writer, nix::fcntl::FcntlArg::F_SETFL(flags)).unwrap();
+    let drained = thread::spawn(move || {
+        let mut all = Vec::new();
+        reader.read_to_end(&mut all).unwrap();
+        all
+    });
+    let spec = sh(&format!("stty -opost </dev/tty && cat '{}'", file.display()));
+    let r = relay_with(spec, None, Some(Box::new(LiveFd::new(writer))));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.live_lost.is_none(), "{:?}", r.outcome.live_lost);
+    assert!(drained.join().unwrap() == data, "live output lost or reordered bytes");
+    assert!(r.captured == data);
+    let _ = fs::remove_dir_all(file.parent().unwrap());
+}
+
+#[test]
+fn exit_codes_pass_through() {
+    for code in [0, 1, 2, 101, 126, 127, 255] {
+        let r = relay(sh(&format!("exit {code}")));
+        assert_eq!(r.outcome.exit, Ok(Exit::Code(code)), "exit {code}");
+    }
+}
+
+#[test]
+fn exit_codes_pass_through_without_a_pty() {
+    for code in [0, 3, 255] {
+        let mut spec = sh(&format!("exit {code}"));
+        spec.pty = false;
+        assert_eq!(relay(spec).outcome.exit, Ok(Exit::Code(code)));
+    }
+}
+
+#[test]
+fn death_by_signal_is_reported_as_the_signal() {
+    for (name, sig) in [("TERM", 15), ("INT", 2), ("HUP", 1), ("KILL", 9)] {
+        let r = relay(sh(&format!("kill -{name} $$")));
+        assert_eq!(r.outcome.exit, Ok(Exit::Signal(sig)), "kill -{name}");
+    }
+}
+
+#[test]
+fn command_not_found_is_not_found() {
+    let mut spec = sh("");
+    spec.argv = vec!["tj-no-such-command-4711".into()];
+    let r = relay(spec);
+    assert_eq!(
+        r.outcome.exit,
+        Err(SpawnError::NotFound("tj-no-such-command-4711: command not found".into()))
+    );
+}
+
+#[test]
+fn missing_path_is_not_found() {
+    let mut spec = sh("");
+    spec.argv = vec!["/nonexistent/tj-cmd".into()];
+    assert!(
+        matches!(relay(spec).outcome.exit, Err(SpawnError::NotFound(msg)) if msg.contains("/nonexistent/tj-cmd"))
+    );
+}
+
+#[test]
+fn file_without_execute_permission_is_not_executable() {
+    let dir = scratch("noexec");
+    let script = dir.join("script.sh");
+    write_file(&script, b"#!/bin/sh\necho hi\n", 0o644);
+    let mut spec = sh("");
+    spec.argv = vec![script.into()];
+    let r = relay(spec);
+    match r.outcome.exit {
+        Err(SpawnError::NotExecutable(msg)) => assert!(msg.contains("script.sh"), "{msg}"),
+        other => panic!("expected NotExecutable, got {other:?}"),
+    }
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn directory_is_not_executable() {
+    let mut spec = sh("");
+    spec.argv = vec!["/tmp".into()];
+    assert!(matches!(relay(spec).outcome.exit, Err(SpawnError::NotExecutable(_))));
+}
+
+#[test]
+fn bad_interpreter_names_the_script_and_never_exits_134() {
+    let dir = scratch("badinterp");
+    let script = dir.join("bad.sh");
+    write_file(&script, b"#!/nonexistent/interp -x\necho hi\n", 0o755);
+    let mut spec = sh("");
+    spec.argv = vec![script.into()];
+    let r = relay(spec);
+    match &r.outcome.exit {
+        Err(SpawnError::NotFound(msg) | SpawnError::NotExecutable(msg)) => {
+            assert!(msg.contains("bad.sh"), "{msg}");
+            assert!(msg.contains("/nonexistent/interp"), "{msg}");
+        }
+        other => panic!("expected a spawn error, got {other:?}"),
+    }
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_interpreter_found_on_path_is_not_found() {
+    let dir = scratch("badinterp-path");
+    write_file(&dir.join("tj-bad-tool"), b"#!/nonexistent/interp\n", 0o755);
+    let mut spec = sh("");
+    spec.argv = vec!["tj-bad-tool".into()];
+    spec.env_set.push(("PATH".into(), dir.clone().into()));
+    let r = relay(spec);
+    assert_eq!(
+        r.outcome.exit,
+        Err(SpawnError::NotFound(
+            "tj-bad-tool: bad interpreter /nonexistent/interp: no such file or directory".into()
+        ))
+    );
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn missing_working_directory_is_tj_s_own_failure() {
+    let mut spec = sh("true");
+    spec.cwd = PathBuf::from("/nonexistent/tj-dir");
+    match relay(spec).outcome.exit {
+        Err(SpawnError::Other(msg)) => assert!(msg.contains("/nonexistent/tj-dir"), "{msg}"),
+        other => panic!("expected Other, got {other:?}"),
+    }
+}
+
+#[test]
+fn runs_in_the_given_directory() {
+    let dir = scratch("cwd");
+    let mut spec = sh("pwd");
+    spec.cwd = dir.clone();
+    let r = relay(spec);
+    assert_eq!(r.text().trim_end(), fs::canonicalize(&dir).unwrap().to_str().unwrap());
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn environment_is_set_and_removed_as_asked() {
+    let mut spec = sh("echo \"inner=$TJ_INNER columns=${COLUMNS-unset} home=${HOME-unset}\"");
+    spec.env_set.push(("TJ_INNER".into(), "1".into()));
+    spec.env_set.push(("COLUMNS".into(), "7".into()));
+    spec.env_remove.push("COLUMNS".into());
+    spec.env_remove.push("HOME".into());
+    let r = relay(spec);
+    // Set wins over remove for the same name.
+    assert_eq!(r.text(), "inner=1 columns=7 home=unset\r\n");
+}
+
+/// The pid a child printed as `pid:N`.
+fn printed_pid(text: &str) -> i32 {
+    let at = text.find("pid:").expect("no pid printed") + 4;
+    text[at..].split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn kill(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+}
+
+/// A script that leaves `descendant` running in a session of its own, holding the child's
+/// stdout, and exits once the descendant is in that session (before, the hangup that follows
+/// the child's exit would still reach it). The descendant prints `pid:N`.
+fn leave_behind(name: &str, descendant: &str) -> (Spec, PathBuf) {
+    let dir = scratch(name);
+    let fifo = dir.join("ready");
+    let script = format!(
+        "mkfifo '{f}' && {{ setsid sh -c 'echo pid:$$; echo >\"$0\"; {descendant}' '{f}' & }} && read x <'{f}'",
+        f = fifo.display()
+    );
+    (sh(&script), dir)
+}
+
+#[test]
+fn descendant_holding_the_pty_does_not_hang_the_drain() {
+    let (spec, dir) = leave_behind("held", "exec sleep 100");
+    let r = relay(spec);
+    kill(printed_pid(&r.text()));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.pty_held_open);
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn chatty_descendant_is_cut_off_by_the_total_drain_cap() {
+    let (mut spec, dir) = leave_behind("chatty", "while :; do echo tick; sleep 0.05; done");
+    spec.drain_total = Duration::from_millis(500);
+    let r = relay(spec);
+    kill(printed_pid(&r.text()));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.pty_held_open);
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn descendant_holding_the_pipe_does_not_hang_the_drain() {
+    let (mut spec, dir) = leave_behind("held-pipe", "exec sleep 100");
+    spec.pty = false;
+    let r = relay(spec);
+    kill(printed_pid(&r.text()));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.pty_held_open);
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn readers_of_dev_null_stdin_see_eof_at_once() {
+    let r = relay(sh("cat; read x; echo \"read:$?\"; [ -t 0 ] || echo notty"));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(r.text(), "read:1\r\nnotty\r\n");
+}
+
+#[test]
+fn long_piped_line_reaches_the_child_whole() {
+    let (reader, mut writer) = io::pipe().unwrap();
+    let feeder = thread::spawn(move || {
+        writer.write_all(&[b'x'; 10_000]).unwrap();
+        writer.write_all(b"\n").unwrap();
+    });
+    let r = relay_with(sh("wc -c"), Some(reader.into()), Some(Box::new(Shared::default())));
+    feeder.join().unwrap();
+    assert_eq!(r.text().trim(), "10001");
+}
+
+#[test]
+fn stty_size_shows_the_configured_size() {
+    let mut spec = sh("stty size </dev/tty");
+    spec.size = Some(WinSize { cols: 101, rows: 33, pixel_width: 0, pixel_height: 0 });
+    assert_eq!(relay(spec).text(), "33 101\r\n");
+}
+
+#[test]
+fn pty_is_the_controlling_terminal_and_stdout() {
+    let r = relay(sh("tty </dev/tty; [ -t 1 ] && [ -t 2 ] && echo both"));
+    let text = r.text();
+    assert!(text.starts_with("/dev/pts/") || text.starts_with("/dev/tty"), "{text}");
+    assert!(text.ends_with("both\r\n"), "{text}");
+}
+
+#[test]
+fn without_a_pty_stdout_and_stderr_interleave_in_one_stream() {
+    let mut spec = sh("echo out1; echo err1 >&2; echo out2; echo err2 >&2; [ -t 1 ] || echo notty");
+    spec.pty = false;
+    let r = relay(spec);
+    assert_eq!(r.captured, b"out1\nerr1\nout2\nerr2\nnotty\n");
+    assert_eq!(r.live, r.captured);
+}
+
+struct BrokenPipe;
+
+impl Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn vanished_live_reader_stops_forwarding_but_not_capture() {
+    let spec =
+        sh("i=0; while [ $i -lt 2000 ]; do echo \"line $i of the output\"; i=$((i+1)); done");
+    let r = relay_with(spec, None, Some(Box::new(BrokenPipe)));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.live_lost.is_some());
+    let text = r.text();
+    assert_eq!(text.lines().count(), 2000);
+    assert!(text.starts_with("line 0 of the output\r\n"));
+    assert!(text.ends_with("line 1999 of the output\r\n"));
+}
+
+#[test]
+fn agent_mode_captures_without_live_output() {
+    let r = relay_with(sh("echo hi"), None, None);
+    assert_eq!(r.text(), "hi\r\n");
+}
+
+/// A PTY pair for the test to play the user's terminal: the test writes keystrokes into the
+/// master; the slave is given to the relay as its stdin.
+fn user_terminal() -> (Box<dyn portable_pty::MasterPty + Send>, File) {
+    let pair = portable_pty::native_pty_system().openpty(portable_pty::PtySize::default()).unwrap();
+    let name = pair.master.tty_name().unwrap();
+    let slave =
+        OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY).open(name).unwrap();
+    (pair.master, slave)
+}
+
+#[test]
+fn terminal_stdin_is_forwarded_through_the_pty() {
+    let (master, slave) = user_terminal();
+    let mut keys = master.take_writer().unwrap();
+    // Typed ahead: the relay forwards it once it runs.
+    keys.write_all(b"hello\n").unwrap();
+    let spec = sh("[ -t 0 ] && echo stdin-is-tty; read x; echo \"got:$x\"");
+    let r = relay_with(spec, Some(slave.into()), Some(Box::new(Shared::default())));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    let text = r.text();
+    assert!(text.contains("stdin-is-tty\r\n"), "{text}");
+    assert!(text.contains("got:hello\r\n"), "{text}");
+    drop(master);
+}
+
+#[test]
+fn pty_starts_with_the_user_s_terminal_settings() {
+    let (master, slave) = user_terminal();
+    let mut settings = nix::sys::termios::tcgetattr(&slave).unwrap();
+    settings.local_flags.remove(nix::sys::termios::LocalFlags::ECHO);
+    nix::sys::termios::tcsetattr(&slave, nix::sys::termios::SetArg::TCSANOW, &settings).unwrap();
+    let r = relay_with(sh("stty -a </dev/tty"), Some(slave.into()), None);
+    assert!(r.text().contains(" -echo "), "{}", r.text());
+    drop(master);
+}
+
+#[test]
+fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
+    let (master, slave) = user_terminal();
+    let user = slave.as_fd().try_clone_to_owned().unwrap();
+    let mut keys = master.take_writer().unwrap();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let sink = Shared::default();
+    let io = RelayIo {
+        live: None,
+        capture: Box::new(move |bytes| {
+            let mut all = sink.0.lock().unwrap();
+            all.extend_from_slice(bytes);
+            if all.windows(5).any(|w| w == b"ready") {
+                let _ = ready_tx.send(());
+            }
+        }),
+        stdin: Some(slave.into()),
+    };
+    let (tx, rx) = mpsc::channel();
+    let spec = sh("echo ready; while :; do sleep 1; done");
+    thread::spawn(move || tx.send(run(&spec, io)));
+    ready_rx.recv_timeout(DEADLINE).expect("the child never started");
+    // tj's terminal in raw mode passes Ctrl-C as a byte (the relay only makes a terminal raw
+    // when it is tj's controlling one, so the test does it); the PTY's line discipline turns
+    // the byte into SIGINT for the child.
+    let mut raw = nix::sys::termios::tcgetattr(&user).unwrap();
+    nix::sys::termios::cfmakeraw(&mut raw);
+    nix::sys::termios::tcsetattr(&user, nix::sys::termios::SetArg::TCSANOW, &raw).unwrap();
+    keys.write_all(b"\x03").unwrap();
+    let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return");
+    assert_eq!(outcome.exit, Ok(Exit::Signal(2)));
+    drop(master);
+}
+
+#[test]
+fn failing_capture_does_not_stop_the_live_stream() {
+    let live = Shared::default();
+    let io = RelayIo {
+        live: Some(Box::new(live.clone())),
+        capture: Box::new(|_| panic!("capture failed on purpose")),
+        stdin: Some(dev_null()),
+    };
+    let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || tx.send(run(&spec, io)));
+    let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return");
+    assert_eq!(outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+    let shown = live.bytes();
+    assert!(shown.ends_with(b"line 499\r\n"));
+    assert_eq!(shown.split(|&b| b == b'\n').count(), 501);
+}
