@@ -5,4 +5,5 @@
 mod reduce;
 mod relay;
 mod rules;
+mod run;
 mod util;

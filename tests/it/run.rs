@@ -1,0 +1,218 @@
+//! `tj run` through the binary, without an outer terminal: stdout is a pipe, so tj is in
+//! agent mode unless told otherwise. (Terminal-mode behaviour is in `pty.rs`.)
+
+use std::process::Stdio;
+
+use crate::util::*;
+
+fn script(env: &TestEnv, name: &str, body: &str) -> String {
+    let path = env.write(&format!("work/{name}"), body);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path.display().to_string()
+}
+
+/// A fake `cargo test` run on stdout, exiting 101.
+const CARGO_TEST: &str = r#"#!/bin/sh
+echo "   Compiling demo v0.1.0 (/tmp/demo)"
+echo "running 401 tests"
+i=0
+while [ $i -lt 400 ]; do echo "test module::tests::case_$i ... ok"; i=$((i+1)); done
+echo "test module::tests::broken ... FAILED"
+echo ""
+echo "---- module::tests::broken stdout ----"
+echo "thread 'module::tests::broken' panicked at src/lib.rs:10:5:"
+echo "assertion \`left == right\` failed"
+echo "  left: 1"
+echo " right: 2"
+echo ""
+echo "test result: FAILED. 400 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out"
+exit 101
+"#;
+
+#[test]
+fn agent_mode_prints_only_the_rendition_and_keeps_the_exit_code() {
+    let env = TestEnv::new();
+    let cargo = script(&env, "cargo", CARGO_TEST);
+    let mut cmd = env.cmd(&["run", "--", "cargo", "test"]);
+    let path = format!("{}:{}", env.work().display(), std::env::var("PATH").unwrap_or_default());
+    cmd.env("PATH", path);
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(101), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("[tj] exit 101"), "{text}");
+    for keep in [
+        "test module::tests::broken ... FAILED",
+        "  left: 1",
+        " right: 2",
+        "test result: FAILED. 400 passed",
+    ] {
+        assert!(text.contains(keep), "missing {keep:?}\n{text}");
+    }
+    assert!(!text.contains("case_200 ... ok"));
+    assert_eq!(stderr(&out), "");
+    assert!(cargo.ends_with("cargo"));
+}
+
+#[test]
+fn exit_codes_map_through() {
+    let env = TestEnv::new();
+    for code in [0, 1, 2, 101, 126, 127, 255] {
+        let out = env.run(&["run", "--", "sh", "-c", &format!("echo x; exit {code}")], b"");
+        assert_eq!(out.status.code(), Some(code), "exit {code}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn signals_give_128_plus_n() {
+    let env = TestEnv::new();
+    for (sig, code) in [("TERM", 143), ("INT", 130), ("HUP", 129), ("KILL", 137)] {
+        let out = env.run(&["run", "--", "sh", "-c", &format!("kill -{sig} $$")], b"");
+        assert_eq!(out.status.code(), Some(code), "{sig}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn spawn_failures_are_126_and_127_with_a_message() {
+    let env = TestEnv::new();
+    let out = env.run(&["run", "--", "no-such-command-xyz"], b"");
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(stderr(&out).trim(), "tj: no-such-command-xyz: command not found");
+    let file = env.write("work/not-exec.sh", "#!/bin/sh\necho hi\n");
+    let out = env.run(&["run", "--", file.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not-exec.sh"), "{}", stderr(&out));
+    let bad = script(&env, "bad-interp.sh", "#!/nonexistent/interp\necho hi\n");
+    let out = env.run(&["run", "--", &bad], b"");
+    assert!(matches!(out.status.code(), Some(126 | 127)), "{:?}", out.status);
+    assert!(stderr(&out).contains("bad-interp.sh"), "{}", stderr(&out));
+}
+
+#[test]
+fn stdin_is_inherited_when_it_is_not_a_terminal() {
+    let env = TestEnv::new();
+    // EOF at once: `read` returns and the child exits.
+    let mut cmd = env.cmd(&["run", "--", "sh", "-c", "read x; echo done:$?"]);
+    cmd.stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert!(stdout(&out).contains("done:1"), "{}", stdout(&out));
+    // A 10,000-char line arrives whole.
+    let line = format!("{}\n", "y".repeat(10_000));
+    let out = env.run(&["run", "--", "wc", "-c"], line.as_bytes());
+    assert_eq!(stdout(&out).trim(), "10001");
+}
+
+#[test]
+fn emit_file_gets_the_rendition_and_stdout_stays_clean() {
+    let env = TestEnv::new();
+    let target = env.work().join("rendition.txt");
+    let out = env.run(
+        &["run", "--emit", target.to_str().unwrap(), "--", "sh", "-c", "printf 'hello\\n'; exit 4"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(stdout(&out), "", "agent mode with a side channel prints nothing on stdout");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "[tj] exit 4\nhello\n");
+    // JSON on request.
+    let out = env.run(
+        &[
+            "run",
+            "--emit",
+            target.to_str().unwrap(),
+            "--emit-format",
+            "json",
+            "--",
+            "sh",
+            "-c",
+            "echo hi",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(v["inlineText"], "hi");
+    assert_eq!(v["exitCode"], 0);
+    assert!(v["durationMs"].is_u64());
+}
+
+#[test]
+fn transparent_mode_is_exactly_a_direct_run() {
+    let env = TestEnv::new();
+    let body = "printf '\\033[31mred\\033[0m\\r\\n'; echo err >&2; exit 7";
+    let direct = std::process::Command::new("sh").args(["-c", body]).output().unwrap();
+    let mut cmd = env.cmd(&["run", "--", "sh", "-c", body]);
+    cmd.env("TJ_DISABLE", "1");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.stdout, direct.stdout);
+    assert_eq!(out.stderr, direct.stderr);
+    assert_eq!(out.status.code(), Some(7));
+    // Nothing was stored: transparent means no capture.
+    assert!(!env.data().join("spill").exists());
+
+    // Output going somewhere other than the agent's recorded stdout: transparent too.
+    let mut cmd = env.cmd(&["run", "--", "sh", "-c", body]);
+    cmd.env("TJ_AGENT_STDOUT", "1:1");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.stdout, direct.stdout);
+    assert_eq!(out.status.code(), Some(7));
+}
+
+#[test]
+fn nested_tj_run_goes_transparent() {
+    let env = TestEnv::new();
+    let tj = env!("CARGO_BIN_EXE_tj");
+    let out = env.run(&["run", "--", tj, "run", "--", "sh", "-c", "echo inner; exit 3"], b"");
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stdout(&out), "[tj] exit 3\ninner\n");
+}
+
+#[test]
+fn unwritable_data_dir_fails_open() {
+    let env = TestEnv::new();
+    let blocker = env.write("blocker", "a file, not a directory");
+    let mut cmd = env.cmd(&["run", "--", "sh", "-c", "echo still here; exit 5"]);
+    cmd.env("TJ_DATA_DIR", blocker.join("sub"));
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(5));
+    assert!(stdout(&out).contains("still here"));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the rendition is the whole original"), "{err}");
+}
+
+#[test]
+fn corrupt_store_fails_open() {
+    let env = TestEnv::new();
+    // The spill directory is a file: nothing can be stored there.
+    env.write("data/spill", "corrupt");
+    let out = env.run(&["run", "--", "sh", "-c", "echo ok; exit 0"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("ok"));
+    assert!(stderr(&out).starts_with("tj: warning:"), "{}", stderr(&out));
+}
+
+#[test]
+fn no_pty_mode_interleaves_stdout_and_stderr_on_one_pipe() {
+    let env = TestEnv::new();
+    let out = env.run(&["run", "--no-pty", "--", "sh", "-c", "echo a; echo b >&2; echo c"], b"");
+    assert_eq!(stdout(&out), "a\nb\nc\n");
+}
+
+#[test]
+fn the_child_sees_tj_inner_and_no_columns() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo inner=$TJ_INNER cols=${COLUMNS-unset} pager=$PAGER prompt=$GIT_TERMINAL_PROMPT",
+    ]);
+    cmd.env("COLUMNS", "123");
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(stdout(&out).trim(), "inner=1 cols=unset pager=cat prompt=0");
+}
