@@ -140,9 +140,25 @@ pub fn check(evidence: &HashSet<&str>, text: &str) -> Result<(), Rejection> {
     }
 }
 
+/// The size of the original rendition, measured without building it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// Bytes.
+    pub bytes: usize,
+    /// Estimated tokens.
+    pub tokens: usize,
+}
+
+impl Size {
+    /// The size of `text`.
+    pub fn of(text: &str) -> Size {
+        Size { bytes: text.len(), tokens: tokens::estimate(text) }
+    }
+}
+
 /// Judges a candidate against the original rendition.
 pub fn judge(
-    original: &str,
+    original: Size,
     evidence: &HashSet<&str>,
     candidate: Candidate,
     limits: &Limits,
@@ -150,8 +166,8 @@ pub fn judge(
     if !candidate.lossless {
         check(evidence, &candidate.text)?;
     }
-    let (ob, rb) = (original.len(), candidate.text.len());
-    let (ot, rt) = (tokens::estimate(original), tokens::estimate(&candidate.text));
+    let (ob, rb) = (original.bytes, candidate.text.len());
+    let (ot, rt) = (original.tokens, tokens::estimate(&candidate.text));
     let ratio_ok = ob > 0 && (rb as f64) <= (ob as f64) * limits.keep_ratio_max;
     let saving_ok = ob.saturating_sub(rb) >= limits.min_saving_bytes && rb < ob;
     if !(ratio_ok && saving_ok && rt < ot) {
@@ -179,7 +195,7 @@ mod tests {
         let ev: HashSet<&str> = ["error: boom"].into();
         assert!(
             judge(
-                &original,
+                Size::of(&original),
                 &ev,
                 cand("… 200 lines omitted (L1–200) …\nerror: boom"),
                 &Limits::default()
@@ -192,7 +208,8 @@ mod tests {
     fn rejects_a_candidate_missing_evidence() {
         let original = format!("{}error: boom\n", "noise line\n".repeat(200));
         let ev: HashSet<&str> = ["error: boom"].into();
-        let err = judge(&original, &ev, cand("… omitted …"), &Limits::default()).unwrap_err();
+        let err =
+            judge(Size::of(&original), &ev, cand("… omitted …"), &Limits::default()).unwrap_err();
         assert_eq!(err, Rejection::MissingEvidence { line: "error: boom".into() });
     }
 
@@ -209,20 +226,26 @@ mod tests {
         let ev = HashSet::new();
         // 400 of 600 bytes: ratio 0.67 passes, but only 200 bytes saved.
         assert!(matches!(
-            judge(&original, &ev, cand(&"y".repeat(400)), &Limits::default()),
+            judge(Size::of(&original), &ev, cand(&"y".repeat(400)), &Limits::default()),
             Err(Rejection::NotSmaller { .. })
         ));
         // 0.8 ratio fails even with a large saving.
         let original = "x".repeat(10_000);
-        assert!(judge(&original, &ev, cand(&"y".repeat(8_000)), &Limits::default()).is_err());
-        assert!(judge(&original, &ev, cand(&"y".repeat(7_000)), &Limits::default()).is_ok());
+        assert!(
+            judge(Size::of(&original), &ev, cand(&"y".repeat(8_000)), &Limits::default()).is_err()
+        );
+        assert!(
+            judge(Size::of(&original), &ev, cand(&"y".repeat(7_000)), &Limits::default()).is_ok()
+        );
     }
 
     #[test]
     fn never_adopts_something_larger_whatever_the_limits() {
         let limits = Limits { keep_ratio_max: 5.0, min_saving_bytes: 0, density_threshold: 0.3 };
-        assert!(judge("short", &HashSet::new(), cand("much longer text"), &limits).is_err());
-        assert!(judge("same", &HashSet::new(), cand("same"), &limits).is_err());
+        assert!(
+            judge(Size::of("short"), &HashSet::new(), cand("much longer text"), &limits).is_err()
+        );
+        assert!(judge(Size::of("same"), &HashSet::new(), cand("same"), &limits).is_err());
     }
 
     #[test]

@@ -230,15 +230,20 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     };
     let selection = select::select(rules, &query, Some(&lines));
     let rule = &selection.rule.rule;
-    let original = original_text(&lines, input.exit_code);
     // Savings are reported against what the agent would read with no tj at all: the raw
     // bytes as text, escapes and redraws included (tokenjuice strips ANSI first; we count
     // what an unwrapped tool call really returns).
-    let raw_text = String::from_utf8_lossy(input.raw);
-    let raw_chars = raw_text.chars().count();
-    let raw_tokens = tokens::estimate(&raw_text);
-    let original_chars = original.chars().count();
-    let original_tokens = tokens::estimate(&original);
+    let (raw_chars, raw_tokens) = {
+        let mut tally = tokens::Tally::default();
+        tally.add(&String::from_utf8_lossy(input.raw));
+        (tally.chars(), tally.tokens())
+    };
+    // The original rendition is only built if it is what goes out (memory: DESIGN.md asks
+    // for a reduction in under 1.2× its input).
+    let original = original_size(&lines, input.exit_code);
+    let original_chars = original.1;
+    let original_tokens = original.0.tokens;
+    let original_size = original.0;
 
     let mut out = Reduction {
         text: String::new(),
@@ -276,7 +281,8 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     };
     if let Some(why) = why_not {
         out.passthrough = Some(why);
-        out.text = original;
+        drop(lines);
+        out.text = original_text(&rendered, input.exit_code);
         return out;
     }
 
@@ -292,7 +298,8 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         Ok(set) => set,
         Err(rejection) => {
             out.passthrough = Some(Passthrough::Rejected(rejection));
-            out.text = original;
+            drop(lines);
+            out.text = original_text(&rendered, input.exit_code);
             return out;
         }
     };
@@ -304,7 +311,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
     let candidate =
         gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
-    match gate::judge(&original, &distinct, candidate, &opts.limits) {
+    match gate::judge(original_size, &distinct, candidate, &opts.limits) {
         Ok(adopted) => {
             let candidate = adopted.into_candidate();
             out.lossless = candidate.lossless;
@@ -315,30 +322,60 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         }
         Err(rejection) => {
             out.passthrough = Some(Passthrough::Rejected(rejection));
-            out.text = original;
+            drop((distinct, evidence, compiled));
+            drop(lines);
+            out.text = original_text(&rendered, input.exit_code);
         }
     }
     out
 }
 
-/// The original as the agent would get it unreduced: rendered, ANSI stripped, trailing
-/// whitespace and blank edges removed, with the exit code first when it is not zero.
-fn original_text(lines: &[&str], exit_code: Option<i64>) -> String {
+/// The size of [`original_text`] and its character count, without building it.
+fn original_size(lines: &[&str], exit_code: Option<i64>) -> (gate::Size, usize) {
     let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
     let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
-    let mut text =
-        String::with_capacity(lines[start..end].iter().map(|l| l.len() + 1).sum::<usize>() + 16);
+    let mut tally = tokens::Tally::default();
+    if let Some(code) = exit_code.filter(|c| *c != 0) {
+        tally.add(&format!("[tj] exit {code}\n"));
+    }
+    for (i, line) in lines[start..end].iter().enumerate() {
+        if i > 0 {
+            tally.add("\n");
+        }
+        tally.add(line);
+    }
+    if start == end {
+        tally.add("(no output)");
+    }
+    (gate::Size { bytes: tally.bytes, tokens: tally.tokens() }, tally.chars())
+}
+
+/// The original as the agent would get it unreduced: rendered, ANSI stripped, trailing
+/// whitespace and blank edges removed, with the exit code first when it is not zero.
+///
+/// Built from the rendered text, not a line vector, so the caller can free its lines first.
+fn original_text(rendered: &str, exit_code: Option<i64>) -> String {
+    let lines = || {
+        let body = rendered.strip_suffix('\n').unwrap_or(rendered);
+        body.split('\n').map(str::trim_end).filter(move |_| !body.is_empty())
+    };
+    let start = lines().position(|l| !l.is_empty());
+    let end = lines().enumerate().filter(|(_, l)| !l.is_empty()).last().map(|(i, _)| i + 1);
+    let mut text = String::new();
     if let Some(code) = exit_code.filter(|c| *c != 0) {
         let _ = writeln!(text, "[tj] exit {code}");
     }
-    for (i, line) in lines[start..end].iter().enumerate() {
+    let (Some(start), Some(end)) = (start, end) else {
+        text.push_str("(no output)");
+        return text;
+    };
+    let size: usize = lines().skip(start).take(end - start).map(|l| l.len() + 1).sum();
+    text.reserve_exact(size);
+    for (i, line) in lines().skip(start).take(end - start).enumerate() {
         if i > 0 {
             text.push('\n');
         }
         text.push_str(line);
-    }
-    if start == end {
-        text.push_str("(no output)");
     }
     text
 }
@@ -767,6 +804,22 @@ mod tests {
             &opts,
         );
         assert_eq!(out.text, "[tj] exit 3\n(no output)");
+    }
+
+    #[test]
+    fn original_size_matches_the_text_it_stands_for() {
+        for (lines, code) in [
+            (vec!["", "a", "漢字", "", "b  c", ""], Some(2)),
+            (vec![], None),
+            (vec!["", ""], Some(1)),
+            (vec!["only"], Some(0)),
+        ] {
+            let rendered = lines.join("\n");
+            let text = original_text(&rendered, code);
+            let (size, chars) = original_size(&split_lines(&rendered), code);
+            assert_eq!(size, gate::Size::of(&text), "{lines:?}");
+            assert_eq!(chars, text.chars().count());
+        }
     }
 
     #[test]

@@ -24,6 +24,46 @@ pub fn estimate(text: &str) -> usize {
     latin(other) + (cjk * 3).div_ceil(4)
 }
 
+/// A running count for text that arrives in pieces: the estimate of the pieces joined is
+/// the estimate of the whole, without building it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Characters outside CJK scripts.
+    pub other: usize,
+    /// CJK characters.
+    pub cjk: usize,
+    /// Bytes.
+    pub bytes: usize,
+}
+
+impl Tally {
+    /// Adds `text`.
+    pub fn add(&mut self, text: &str) {
+        self.bytes += text.len();
+        if text.is_ascii() {
+            self.other += text.len();
+            return;
+        }
+        for c in text.chars() {
+            if is_cjk(c) {
+                self.cjk += 1;
+            } else {
+                self.other += 1;
+            }
+        }
+    }
+
+    /// Characters counted.
+    pub fn chars(&self) -> usize {
+        self.other + self.cjk
+    }
+
+    /// Estimated tokens, as [`estimate`] gives for the whole text.
+    pub fn tokens(&self) -> usize {
+        latin(self.other) + (self.cjk * 3).div_ceil(4)
+    }
+}
+
 fn latin(chars: usize) -> usize {
     (chars * 10).div_ceil(38)
 }
@@ -50,6 +90,19 @@ mod tests {
     fn cjk_counts_three_quarters_each() {
         assert_eq!(estimate(&"字".repeat(8)), 6);
         assert_eq!(estimate("ab字"), 1 + 1);
+    }
+
+    #[test]
+    fn tally_of_pieces_equals_estimate_of_the_whole() {
+        let pieces = ["abc", "\n", "漢字かな", "\n", "résumé"];
+        let mut tally = Tally::default();
+        for p in pieces {
+            tally.add(p);
+        }
+        let whole = pieces.concat();
+        assert_eq!(tally.tokens(), estimate(&whole));
+        assert_eq!(tally.chars(), whole.chars().count());
+        assert_eq!(tally.bytes, whole.len());
     }
 
     #[test]
