@@ -115,6 +115,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
                 None
             }
         },
+        // An agent with a side channel reads a clean live stream on stdout meanwhile.
+        Mode::Agent if args.emit.is_some() || args.emit_fd.is_some() => {
+            match relay::LiveFd::stdout() {
+                Ok(fd) => Some(Box::new(emit::CleanLive::new(fd))),
+                Err(_) => None,
+            }
+        }
         _ => None,
     };
     let io = RelayIo::new(

@@ -106,7 +106,7 @@ fn stdin_is_inherited_when_it_is_not_a_terminal() {
 }
 
 #[test]
-fn emit_file_gets_the_rendition_and_stdout_stays_clean() {
+fn emit_file_gets_the_rendition_and_stdout_the_clean_live_stream() {
     let env = TestEnv::new();
     let target = env.work().join("rendition.txt");
     let out = env.run(
@@ -114,7 +114,8 @@ fn emit_file_gets_the_rendition_and_stdout_stays_clean() {
         b"",
     );
     assert_eq!(out.status.code(), Some(4));
-    assert_eq!(stdout(&out), "", "agent mode with a side channel prints nothing on stdout");
+    // stdout carries the clean live stream; the rendition went to the file.
+    assert_eq!(stdout(&out), "hello\n");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "[tj] exit 4\nhello\n");
     // JSON on request.
     let out = env.run(
@@ -215,4 +216,14 @@ fn the_child_sees_tj_inner_and_no_columns() {
     cmd.env("COLUMNS", "123");
     let out = env.run_cmd(cmd, b"");
     assert_eq!(stdout(&out).trim(), "inner=1 cols=unset pager=cat prompt=0");
+}
+
+#[test]
+fn agent_live_stream_is_ansi_free_with_collapsed_frames() {
+    let env = TestEnv::new();
+    let target = env.work().join("r.txt");
+    let body = "printf '\\033[1mbold\\033[0m\\n'; printf 'step 1\\rstep 2\\rdone  \\n'";
+    let out = env.run(&["run", "--emit", target.to_str().unwrap(), "--", "sh", "-c", body], b"");
+    assert_eq!(stdout(&out), "bold\ndone  \n");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "bold\ndone\n");
 }
