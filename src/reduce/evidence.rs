@@ -36,9 +36,14 @@
 //! chunk (a literal set scanned per short line costs several times more than over a
 //! buffer, where it runs as a SIMD search).
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
-use regex::bytes::{Regex, RegexBuilder};
+use aho_corasick::AhoCorasick;
+
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
+use regex_automata::{Input, meta};
 
 /// A pattern matched at the start of a line (after the indentation it allows itself).
 struct StartPattern {
@@ -51,7 +56,6 @@ struct StartPattern {
     /// Whether the pattern can also match a line whose first word passes [`is_located_token`]
     /// (a path with a location, a `tool:` prefix, an exception name) instead of a lead.
     /// The guard tries that for every line; the flag records which patterns rely on it.
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
     token: bool,
     /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
     regex: &'static str,
@@ -360,49 +364,195 @@ fn is_located_token(token: &[u8]) -> bool {
             && token.last().is_some_and(u8::is_ascii_digit))
 }
 
-/// The compiled built-in patterns and the lead table that guards them.
+/// The built-in patterns, ready to run: the lead table and key finder that guard them,
+/// and matchers built on first need.
+///
+/// Compiling all 90-odd patterns as one regex cost ~2.5 ms, more than the rest of a
+/// `tj reduce` run. So nothing is compiled up front: a first pass over the input collects
+/// which patterns its lines could match (a line can match a start pattern only if it has
+/// one of its leads, an anywhere pattern only if it holds one of its keys), and one
+/// matcher is built for just that subset. A cargo test run needs a handful of patterns.
 struct Compiled {
-    at_start: Regex,
-    trigger: Regex,
-    anywhere: Regex,
-    /// Per first byte of a trimmed line, the [`AT_START`] leads that begin with it.
-    leads: Vec<Vec<&'static [u8]>>,
+    /// Per first byte of a trimmed line: the [`AT_START`] leads that begin with it, with
+    /// the pattern each belongs to.
+    leads: Vec<Vec<(&'static [u8], u8)>>,
+    /// The [`AT_START`] patterns a located first word (see [`is_located_token`]) may lead.
+    token_patterns: u128,
+    /// Finds lines with any [`ANYWHERE`] key (leftmost-first, so the SIMD prefilter runs).
+    keys: AhoCorasick,
+    /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
+    key_owners: Vec<(&'static str, u16)>,
+    /// Matchers built so far, by kind and pattern subset.
+    built: Mutex<HashMap<(bool, u128), Arc<Regex>>>,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    let mut leads: Vec<Vec<&'static [u8]>> = vec![Vec::new(); 256];
-    for lead in AT_START.iter().flat_map(|p| p.leads) {
-        let bucket = &mut leads[usize::from(lead.as_bytes()[0])];
-        if !bucket.contains(&lead.as_bytes()) {
-            bucket.push(lead.as_bytes());
+    let mut leads: Vec<Vec<(&'static [u8], u8)>> = vec![Vec::new(); 256];
+    let mut token_patterns = 0u128;
+    for (i, pattern) in AT_START.iter().enumerate() {
+        let index = u8::try_from(i).expect("AT_START has fewer than 128 patterns (a test checks)");
+        for lead in pattern.leads {
+            leads[usize::from(lead.as_bytes()[0])].push((lead.as_bytes(), index));
+        }
+        if pattern.token {
+            token_patterns |= 1 << i;
         }
     }
-    let mut keys: Vec<String> =
-        ANYWHERE.iter().flat_map(|p| p.keys).map(|k| regex::escape(k)).collect();
-    keys.sort();
+    let mut keys: Vec<&'static str> =
+        ANYWHERE.iter().flat_map(|p| p.keys.iter().copied()).collect();
+    keys.sort_unstable();
     keys.dedup();
-    Compiled {
-        at_start: build(&format!("^(?:{})", join(AT_START.iter().map(|p| p.regex)))),
-        trigger: build(&keys.join("|")),
-        anywhere: build(&join(ANYWHERE.iter().map(|p| p.regex))),
-        leads,
-    }
+    let key_owners = keys
+        .iter()
+        .map(|k| {
+            let owners = ANYWHERE
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.keys.contains(k))
+                .fold(0u16, |mask, (i, _)| mask | (1 << i));
+            (*k, owners)
+        })
+        .collect();
+    let finder = AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(&keys)
+        .expect("built-in evidence keys are plain literals");
+    Compiled { leads, token_patterns, keys: finder, key_owners, built: Mutex::new(HashMap::new()) }
 });
 
-/// Joins regexes into one alternation, each in its own group.
+impl Compiled {
+    /// The [`AT_START`] patterns `line` has a lead for.
+    fn start_mask(&self, line: &str) -> u128 {
+        let trimmed = line.as_bytes().trim_ascii_start();
+        let Some(&first) = trimmed.first() else { return 0 };
+        let mut mask = 0u128;
+        for (lead, index) in &self.leads[usize::from(first)] {
+            if trimmed.starts_with(lead) {
+                mask |= 1 << index;
+            }
+        }
+        if is_located_token(trimmed.split(u8::is_ascii_whitespace).next().unwrap_or(trimmed)) {
+            mask |= self.token_patterns;
+        }
+        mask
+    }
+
+    /// The [`ANYWHERE`] patterns `bytes` holds a key of. Exact (every key is looked for),
+    /// so only run in full on the few lines the finder flags.
+    fn any_mask(&self, bytes: &[u8]) -> u16 {
+        if !self.keys.is_match(bytes) {
+            return 0;
+        }
+        let line = String::from_utf8_lossy(bytes);
+        self.key_owners
+            .iter()
+            .filter(|(k, _)| line.contains(k))
+            .fold(0, |mask, (_, owners)| mask | owners)
+    }
+
+    /// The matcher for a subset of the start (`anywhere == false`) or anywhere patterns.
+    fn matcher(&self, anywhere: bool, subset: u128) -> Arc<Regex> {
+        let mut built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = built.entry((anywhere, subset)).or_insert_with(|| {
+            let source = if anywhere {
+                join(
+                    ANYWHERE
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| subset & (1 << i) != 0)
+                        .map(|(_, p)| p.regex),
+                )
+            } else {
+                format!(
+                    "^(?:{})",
+                    join(
+                        AT_START
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| subset & (1 << i) != 0)
+                            .map(|(_, p)| p.regex)
+                    )
+                )
+            };
+            Arc::new(build(&source))
+        });
+        Arc::clone(entry)
+    }
+
+    /// Returns, per line, the [`ANYWHERE`] patterns whose keys it holds.
+    ///
+    /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk
+    /// is searched once. No key contains `\n`, so a hit never spans two lines.
+    fn triggered_lines(&self, lines: &[&str]) -> Vec<u16> {
+        let mut masks = vec![0u16; lines.len()];
+        let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
+        let mut starts: Vec<usize> = Vec::new();
+        let mut first = 0;
+        while first < lines.len() {
+            if lines[first].len() >= SCAN_CHUNK {
+                // A huge line is searched in place rather than copied.
+                masks[first] = self.any_mask(lines[first].as_bytes());
+                first += 1;
+                continue;
+            }
+            chunk.clear();
+            starts.clear();
+            let mut end = first;
+            while end < lines.len() && chunk.len() + lines[end].len() < SCAN_CHUNK {
+                starts.push(chunk.len());
+                chunk.extend_from_slice(lines[end].as_bytes());
+                chunk.push(b'\n');
+                end += 1;
+            }
+            // A fast non-overlapping search finds the lines with any key; each such line
+            // (rare) then gets its exact mask from an overlapping search of its own.
+            let mut at = 0;
+            while let Some(hit) =
+                self.keys.find(aho_corasick::Input::new(&chunk).span(at..chunk.len()))
+            {
+                // `starts[0] == 0 <= hit.start()`, so the index is at least 0.
+                let k = starts.partition_point(|&s| s <= hit.start()) - 1;
+                masks[first + k] = self.any_mask(lines[first + k].as_bytes());
+                match starts.get(k + 1) {
+                    Some(&next) => at = next,
+                    None => break,
+                }
+            }
+            first = end;
+        }
+        masks
+    }
+}
+
+/// Joins regexes into one alternation, each in its own group. An empty subset gives a
+/// regex that never matches.
 fn join<'a>(regexes: impl Iterator<Item = &'a str>) -> String {
-    regexes.map(|r| format!("(?:{r})")).collect::<Vec<_>>().join("|")
+    let parts: Vec<String> = regexes.map(|r| format!("(?:{r})")).collect();
+    if parts.is_empty() { r"[^\x00-\xff]".to_owned() } else { parts.join("|") }
+}
+
+/// One compiled built-in regex.
+///
+/// Built with regex-automata directly: only "does it match" is ever asked, so no capture
+/// groups are compiled, and Unicode mode is off: the classes are ASCII and `\b` is an ASCII
+/// boundary, which keeps every pattern on the lazy DFA. Non-ASCII literals such as `●`
+/// still match their UTF-8 bytes.
+struct Regex(meta::Regex);
+
+impl Regex {
+    fn is_match(&self, haystack: &[u8]) -> bool {
+        self.0.is_match(Input::new(haystack))
+    }
 }
 
 /// Compiles one built-in regex.
 fn build(source: &str) -> Regex {
-    // Unicode mode off: the classes are ASCII and `\b` is an ASCII boundary, which keeps
-    // every pattern on the lazy DFA (a Unicode `\b` would push non-ASCII lines onto the
-    // slower engines). Non-ASCII literals such as `●` still match their UTF-8 bytes.
-    RegexBuilder::new(source)
-        .unicode(false)
-        .build()
-        .expect("built-in evidence patterns are valid regexes (checked by a unit test)")
+    let re = meta::Builder::new()
+        .configure(meta::Config::new().which_captures(WhichCaptures::None))
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .build(source)
+        .expect("built-in evidence patterns are valid regexes (checked by a unit test)");
+    Regex(re)
 }
 
 /// Returns true if and only if `line`, taken on its own, is evidence by the built-in
@@ -419,7 +569,10 @@ fn build(source: &str) -> Regex {
 /// ```
 pub fn is_evidence(line: &str) -> bool {
     let compiled = &*COMPILED;
-    compiled.judge(line, || compiled.trigger.is_match(line.as_bytes()))
+    let start = compiled.start_mask(line);
+    let any = compiled.any_mask(line.as_bytes());
+    (start != 0 && compiled.matcher(false, start).is_match(line.as_bytes()))
+        || (any != 0 && compiled.matcher(true, u128::from(any)).is_match(line.as_bytes()))
 }
 
 /// Marks which lines are evidence. `lines` are already rendered (no ANSI, no `\r`).
@@ -443,8 +596,28 @@ pub fn is_evidence(line: &str) -> bool {
 pub fn classify(lines: &[&str]) -> Vec<bool> {
     let compiled = &*COMPILED;
     let triggered = compiled.triggered_lines(lines);
-    let base: Vec<bool> =
-        lines.iter().zip(&triggered).map(|(line, &hit)| compiled.judge(line, || hit)).collect();
+    // First pass: which patterns could this input need at all? Build only those.
+    let mut starts = 0u128;
+    let led: Vec<bool> = lines
+        .iter()
+        .map(|line| {
+            let mask = compiled.start_mask(line);
+            starts |= mask;
+            mask != 0
+        })
+        .collect();
+    let anys = triggered.iter().fold(0u16, |mask, m| mask | m);
+    let start = compiled.matcher(false, starts);
+    let anywhere = compiled.matcher(true, u128::from(anys));
+    let base: Vec<bool> = lines
+        .iter()
+        .zip(&triggered)
+        .zip(&led)
+        .map(|((line, &any), &led)| {
+            let bytes = line.as_bytes();
+            (led && start.is_match(bytes)) || (any != 0 && anywhere.is_match(bytes))
+        })
+        .collect();
     let mut marked = base.clone();
     let mut diff_end = 0;
     for (i, _) in base.iter().enumerate().filter(|(_, is)| **is) {
@@ -457,60 +630,6 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
 /// for the SIMD literal search to pay off, small enough that the copy stays far below the
 /// size of the input (DESIGN: reduce memory under 1.2× the input).
 const SCAN_CHUNK: usize = 32 * 1024;
-
-impl Compiled {
-    /// The per-line verdict; `has_trigger` says whether the line holds an [`ANYWHERE`] key,
-    /// computed per line by [`is_evidence`] and per chunk by [`classify`].
-    fn judge(&self, line: &str, has_trigger: impl FnOnce() -> bool) -> bool {
-        let bytes = line.as_bytes();
-        let trimmed = bytes.trim_ascii_start();
-        let Some(&first) = trimmed.first() else { return false };
-        let led = self.leads[usize::from(first)].iter().any(|lead| trimmed.starts_with(lead))
-            || is_located_token(trimmed.split(u8::is_ascii_whitespace).next().unwrap_or(trimmed));
-        (led && self.at_start.is_match(bytes)) || (has_trigger() && self.anywhere.is_match(bytes))
-    }
-
-    /// Returns, per line, whether it holds an [`ANYWHERE`] key.
-    ///
-    /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk
-    /// is searched once. No trigger contains `\n`, so a hit never spans two lines; after a
-    /// hit the search resumes at the next line, since one hit settles the line.
-    fn triggered_lines(&self, lines: &[&str]) -> Vec<bool> {
-        let mut hits = vec![false; lines.len()];
-        let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
-        let mut starts: Vec<usize> = Vec::new();
-        let mut first = 0;
-        while first < lines.len() {
-            if lines[first].len() >= SCAN_CHUNK {
-                // A huge line is searched in place rather than copied.
-                hits[first] = self.trigger.is_match(lines[first].as_bytes());
-                first += 1;
-                continue;
-            }
-            chunk.clear();
-            starts.clear();
-            let mut end = first;
-            while end < lines.len() && chunk.len() + lines[end].len() < SCAN_CHUNK {
-                starts.push(chunk.len());
-                chunk.extend_from_slice(lines[end].as_bytes());
-                chunk.push(b'\n');
-                end += 1;
-            }
-            let mut at = 0;
-            while let Some(hit) = self.trigger.find_at(&chunk, at) {
-                // `starts[0] == 0 <= hit.start()`, so the index is at least 0.
-                let k = starts.partition_point(|&s| s <= hit.start()) - 1;
-                hits[first + k] = true;
-                match starts.get(k + 1) {
-                    Some(&next) => at = next,
-                    None => break,
-                }
-            }
-            first = end;
-        }
-        hits
-    }
-}
 
 /// The most lines one positional block may add. A block longer than this is a dump, not a
 /// message; its head is kept and the rest left to the window, rather than letting one
@@ -681,6 +800,20 @@ fn indent(line: &str) -> usize {
 mod tests {
     use super::*;
 
+    #[test]
+    fn pattern_sets_fit_their_masks() {
+        // Subsets are u128 (start) and u16 (anywhere) bit masks.
+        assert!(AT_START.len() <= 128, "{} start patterns", AT_START.len());
+        assert!(ANYWHERE.len() <= 16, "{} anywhere patterns", ANYWHERE.len());
+    }
+
+    #[test]
+    fn only_the_patterns_an_input_can_need_are_built() {
+        let lines = ["test a ... ok", "test b ... FAILED"];
+        let starts = lines.iter().fold(0u128, |m, l| m | COMPILED.start_mask(l));
+        assert!(starts.count_ones() < 10, "{} start patterns for a cargo run", starts.count_ones());
+    }
+
     /// Each pattern compiled alone, to check its guard on sample lines.
     static SINGLE: LazyLock<(Vec<Regex>, Vec<Regex>)> = LazyLock::new(|| {
         let start = AT_START.iter().map(|p| build(&format!("^(?:{})", p.regex))).collect();
@@ -706,7 +839,7 @@ mod tests {
             if re.is_match(bytes) {
                 let keyed = pattern.keys.iter().any(|k| line.contains(k));
                 assert!(keyed, "{:?} matches {line:?} without a key", pattern.name);
-                assert!(COMPILED.trigger.is_match(bytes), "no trigger for {line:?}");
+                assert!(COMPILED.any_mask(bytes) != 0, "no trigger for {line:?}");
             }
         }
     }
@@ -729,7 +862,7 @@ mod tests {
     fn every_builtin_pattern_compiles() {
         let sources = AT_START.iter().map(|p| (p.name, p.regex));
         for (name, regex) in sources.chain(ANYWHERE.iter().map(|p| (p.name, p.regex))) {
-            let built = RegexBuilder::new(regex).unicode(false).build();
+            let built = regex::bytes::RegexBuilder::new(regex).unicode(false).build();
             assert!(built.is_ok(), "pattern {name:?} does not compile: {built:?}");
         }
         // Forces the combined, lazily built regexes.
@@ -1417,9 +1550,9 @@ mod tests {
             });
         }
         let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let hits = COMPILED.triggered_lines(&lines);
+        let hits: Vec<bool> = COMPILED.triggered_lines(&lines).iter().map(|m| *m != 0).collect();
         for (line, hit) in lines.iter().zip(&hits) {
-            assert_eq!(*hit, COMPILED.trigger.is_match(line.as_bytes()), "{line:?}");
+            assert_eq!(*hit, COMPILED.any_mask(line.as_bytes()) != 0, "{line:?}");
         }
         let marked = classify(&lines);
         for (line, is) in lines.iter().zip(&marked) {

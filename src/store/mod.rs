@@ -217,7 +217,6 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut file = options.open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
