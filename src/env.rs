@@ -30,6 +30,9 @@ pub const TJ_EMIT: &str = "TJ_EMIT";
 pub const TJ_EMIT_FD: &str = "TJ_EMIT_FD";
 /// Side channel format: `text` (default) or `json`.
 pub const TJ_EMIT_FORMAT: &str = "TJ_EMIT_FORMAT";
+/// Agent mode: seconds a child may sit silent, reading its terminal, before tj ends it
+/// and says it was blocked on input (default 60).
+pub const TJ_BLOCKED_AFTER: &str = "TJ_BLOCKED_AFTER";
 
 /// Variables whose presence means an agent harness runs this process, in the order they are
 /// reported. `TJ_AGENT` counts only when set to something other than empty or `0`. The shell
@@ -87,6 +90,8 @@ pub struct Env {
     pub emit_fd: Option<String>,
     /// `TJ_EMIT_FORMAT`, unparsed.
     pub emit_format: Option<String>,
+    /// `TJ_BLOCKED_AFTER`, unparsed.
+    pub blocked_after: Option<String>,
     /// `PAGER` is set.
     pub has_pager: bool,
     /// `GIT_PAGER` is set.
@@ -131,6 +136,7 @@ impl Env {
                 TJ_EMIT => env.emit = Some(PathBuf::from(&value)),
                 TJ_EMIT_FD => env.emit_fd = Some(text()),
                 TJ_EMIT_FORMAT => env.emit_format = Some(text()),
+                TJ_BLOCKED_AFTER => env.blocked_after = Some(text()),
                 "PAGER" => env.has_pager = true,
                 "GIT_PAGER" => env.has_git_pager = true,
                 _ => {}

@@ -98,6 +98,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     if mode == Mode::Agent {
         // An agent cannot answer a credential prompt: fail fast instead of hanging.
         spec.env_set.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+        // Nor any other prompt on the terminal: end the run once it sits waiting for one.
+        spec.blocked_after = Some(blocked_after(env));
     }
 
     let store = Store::new(env).ok();
@@ -223,6 +225,28 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     for problem in &outcome_r.problems {
         diag::warn_once(problem);
     }
+    if let Some(blocked) = &outcome.blocked {
+        diag::warn_once(&format!(
+            "{}: blocked on input ({}); ended it",
+            show(&args.command),
+            blocked.reason
+        ));
+        let rendered = reduce::screen(&bytes);
+        let lines = reduce::split_lines(&rendered);
+        let mut last: Vec<&str> =
+            lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
+        last.reverse();
+        let mut note = format!(
+            "[tj] blocked on input: {} — ended after {} s without output; the last lines were:",
+            blocked.reason,
+            blocked.idle.as_secs()
+        );
+        for line in last {
+            note.push('\n');
+            note.push_str(line);
+        }
+        outcome_r.text = format!("{note}\n{}", outcome_r.text);
+    }
     if skipped > 0 || captured.dropped_bytes > 0 {
         let path = artifact.as_ref().map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
         outcome_r.text.push_str(&format!(
@@ -263,6 +287,17 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         }
     }
     Ok(status)
+}
+
+/// How long a child may sit silent, reading its terminal, before agent mode ends it:
+/// `TJ_BLOCKED_AFTER` seconds, else 60.
+fn blocked_after(env: &Env) -> std::time::Duration {
+    let secs = env
+        .blocked_after
+        .as_deref()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0);
+    std::time::Duration::from_secs_f64(secs.unwrap_or(60.0))
 }
 
 /// Replaces tj with the command (transparent mode): same pid, no PTY, no capture.

@@ -12,14 +12,17 @@
 //!   writer ([`LiveFd`]) and the raw-mode guard.
 //! - `exec.rs`: spawning, and exec failures as [`SpawnError`]s.
 //! - `signals.rs`: forwarding, SIGWINCH, job control, wait → [`Exit`].
+//! - `blocked.rs`: agent mode's watchdog for a child blocked on input at the PTY
+//!   ([`Spec::blocked_after`] → [`Outcome::blocked`]).
 //!
-//! Threads: the caller's thread runs the event loop; the pump reads the output; a waiter
-//! reports the child's exit; a signal thread turns signals into events; and, when tj's
-//! stdin is a terminal, a detached thread writes keystrokes into the PTY (the only writer
-//! into the master).
+//! Threads: the caller's thread runs the event loop (and, with the watchdog on, judges the
+//! silences the pump reports); the pump reads the output; a waiter reports the child's exit;
+//! a signal thread turns signals into events; and, when tj's stdin is a terminal, a detached
+//! thread writes keystrokes into the PTY (the only writer into the master).
 //!
 //! Unix only.
 
+mod blocked;
 mod exec;
 pub mod mode;
 mod pty;
@@ -35,6 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use blocked::{IdleWatch, Watchdog};
 use pty::{Pump, PumpReport, Terminal};
 use signals::Event;
 
@@ -64,11 +68,17 @@ pub struct Spec {
     /// A fixed PTY size. `None`: the size of tj's stdout if it is a terminal, else of its
     /// stdin, else 80×24, following SIGWINCH.
     pub size: Option<WinSize>,
+    /// End the run when the child has written nothing for this long and is waiting for
+    /// input on the PTY, where nobody will type (a password prompt read from `/dev/tty`, a
+    /// question, a pager, an editor): it is then ended as a forwarded SIGTERM would end it,
+    /// and [`Outcome::blocked`] says why. A child that is merely slow or silent is never
+    /// ended. `None`: never. Only with a PTY; meant for agent mode (60 s there).
+    pub blocked_after: Option<Duration>,
 }
 
 impl Spec {
     /// A spec with DESIGN.md's defaults: a PTY, 250 ms idle and 2 s total drain, 2 s grace,
-    /// the terminal's size, and the environment unchanged.
+    /// the terminal's size, the environment unchanged, and no blocked-on-input watchdog.
     pub fn new(argv: Vec<OsString>, cwd: PathBuf) -> Spec {
         Spec {
             argv,
@@ -80,6 +90,7 @@ impl Spec {
             drain_total: Duration::from_secs(2),
             grace: Duration::from_secs(2),
             size: None,
+            blocked_after: None,
         }
     }
 }
@@ -161,6 +172,17 @@ impl fmt::Display for SpawnError {
 
 impl std::error::Error for SpawnError {}
 
+/// Why the run was ended: the child sat waiting for input on the PTY (see
+/// [`Spec::blocked_after`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// How long the output had been silent when the child was judged blocked.
+    pub idle: Duration,
+    /// What it was doing, for the rendition: "reading the terminal with echo off (a
+    /// password prompt?)", "reading the terminal after a prompt", …
+    pub reason: String,
+}
+
 /// What happened.
 #[derive(Debug)]
 pub struct Outcome {
@@ -176,6 +198,10 @@ pub struct Outcome {
     pub live_lost: Option<String>,
     /// Anything else worth one line on stderr, each once.
     pub warnings: Vec<String>,
+    /// The child was waiting for input on the PTY for [`Spec::blocked_after`] and tj ended
+    /// it (SIGTERM to its process group, SIGKILL after [`Spec::grace`]); [`Outcome::exit`]
+    /// is then how that ended it, normally `Signal(15)`.
+    pub blocked: Option<Blocked>,
 }
 
 impl Outcome {
@@ -186,6 +212,7 @@ impl Outcome {
             pty_held_open: false,
             live_lost: None,
             warnings,
+            blocked: None,
         }
     }
 }
@@ -197,7 +224,8 @@ impl Outcome {
 /// SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to tj are forwarded to the child's process group (then
 /// SIGKILL after `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
 /// in the foreground, tj's terminal is in raw mode; it is restored before this returns, and
-/// while unwinding from a panic.
+/// while unwinding from a panic. With [`Spec::blocked_after`], a child waiting for input on
+/// the PTY after that long without output is ended ([`Outcome::blocked`]).
 ///
 /// Never fails: if the child could not be started, [`Outcome::exit`] says why. If no PTY can
 /// be opened, the child runs with a pipe and a warning says so (fail open).
@@ -241,6 +269,22 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         _ => None,
     };
 
+    let watchdog = match (&master, spec.blocked_after) {
+        (Some(master), Some(after)) => match pty::dup_master(master.as_ref()) {
+            Ok(fd) => Some(Watchdog::new(after, fd)),
+            Err(err) => {
+                warnings.push(format!(
+                    "could not watch for the command blocking on input ({err}); it may hang"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let idle = match (&watchdog, spec.blocked_after) {
+        (Some(_), Some(after)) => Some(IdleWatch::new(after, tx.clone())),
+        _ => None,
+    };
     let pump = Pump {
         source,
         exited: exited_rx,
@@ -248,6 +292,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         capture: Some(capture),
         drain_idle: spec.drain_idle,
         drain_total: spec.drain_total,
+        idle,
     };
     let pump_tx = tx.clone();
     let started = thread::Builder::new().name("tj-pump".into()).spawn(move || {
@@ -300,7 +345,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
     }
     drop(tx);
 
-    let done = signals::supervise(&rx, pid, spec.grace, &mut term, Some(exited_tx));
+    let done =
+        signals::supervise(&rx, pid, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
     // The pump has reported (or the channel broke): joining is immediate, and afterwards the
     // caller's live writer and capture have been dropped, so whatever they own is released.
     if done.pump.is_some() {
@@ -328,6 +374,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         pty_held_open: report.held_open,
         live_lost: report.live_lost,
         warnings,
+        blocked: done.blocked,
     }
 }
 
@@ -409,7 +456,7 @@ mod tests {
                 }
                 events_tx.send(events.clone()).unwrap();
             });
-            done_tx.send(outcome)
+            let _ = done_tx.send(outcome);
         });
         let events = events_rx.recv_timeout(DEADLINE).unwrap();
         if wait_ready {

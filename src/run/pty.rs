@@ -25,6 +25,7 @@ use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termi
 use nix::unistd;
 use portable_pty::{MasterPty, PtySize, native_pty_system};
 
+use super::blocked::IdleWatch;
 use super::signals::Event;
 use super::{CaptureFn, WinSize};
 
@@ -519,18 +520,26 @@ pub(super) struct Pump {
     pub(super) capture: Option<CaptureFn>,
     pub(super) drain_idle: Duration,
     pub(super) drain_total: Duration,
+    /// The blocked-on-input watchdog's view of the output, when it is on: told of every
+    /// chunk, and reporting silences while the child runs.
+    pub(super) idle: Option<IdleWatch>,
 }
 
 impl Pump {
     /// Runs until EOF (EIO on a master whose slave side is all closed), or, once the child
     /// has exited, until `drain_idle` passes without data or `drain_total` passes in all.
+    /// While the child runs, the only timeout is the idle watch's next check.
     pub(super) fn run(mut self) -> PumpReport {
         let mut buf = vec![0u8; CHUNK];
         let mut report = PumpReport::default();
         let mut deadline: Option<Instant> = None;
         loop {
             let timeout = match deadline {
-                None => PollTimeout::NONE,
+                None => self
+                    .idle
+                    .as_ref()
+                    .and_then(IdleWatch::until_check)
+                    .map_or(PollTimeout::NONE, poll_timeout),
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -547,7 +556,14 @@ impl Pump {
                 ];
                 let watched = if deadline.is_none() { 2 } else { 1 };
                 match poll(&mut fds[..watched], timeout) {
-                    // Only a drain has a timeout: a descendant holds the output open.
+                    // While the child runs, only the idle watch sets a timeout.
+                    Ok(0) if deadline.is_none() => {
+                        if let Some(idle) = self.idle.as_mut() {
+                            idle.check();
+                        }
+                        continue;
+                    }
+                    // In the drain: a descendant holds the output open.
                     Ok(0) => {
                         report.held_open = true;
                         break;
@@ -582,6 +598,9 @@ impl Pump {
     }
 
     fn deliver(&mut self, chunk: &[u8], report: &mut PumpReport) {
+        if let Some(idle) = self.idle.as_mut() {
+            idle.saw(chunk);
+        }
         if let Some(capture) = self.capture.as_mut() {
             // Fail open: a failing capture must not stop the live stream, nor leave the
             // child blocked on a full PTY because nobody reads it any more.

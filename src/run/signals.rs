@@ -19,8 +19,9 @@ use nix::unistd::{self, Pid};
 use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
 use signal_hook::iterator::{Handle, Signals};
 
-use super::Exit;
+use super::blocked::{Quiet, Watchdog};
 use super::pty::{PumpReport, Terminal};
+use super::{Blocked, Exit};
 
 /// What the event loop of [`supervise`] reacts to.
 pub(super) enum Event {
@@ -34,6 +35,9 @@ pub(super) enum Event {
     Exited,
     /// The pump has read everything (or hit the drain cap).
     PumpDone(PumpReport),
+    /// The output has been silent for `Spec::blocked_after` (sent again every second while
+    /// it stays silent): the watchdog looks whether the child is blocked on input.
+    Idle(Quiet),
 }
 
 /// The signals forwarded to the child's process group.
@@ -198,6 +202,8 @@ const FOREGROUND_CHECK: Duration = Duration::from_millis(250);
 pub(super) struct Supervised {
     pub(super) exited_at: Option<Instant>,
     pub(super) pump: Option<PumpReport>,
+    /// The watchdog judged the child blocked on input and ended it.
+    pub(super) blocked: Option<Blocked>,
 }
 
 /// The relay's event loop, run on the calling thread until the child has exited and the
@@ -205,14 +211,19 @@ pub(super) struct Supervised {
 ///
 /// When the child exits, `exited` (the write end of the pipe the pump and the stdin thread
 /// watch) is dropped: the pump starts its capped drain and the stdin thread stops.
+///
+/// When the pump reports a silence and `watchdog` judges the child blocked on input, the
+/// child's process group gets SIGTERM and, after `grace`, SIGKILL: what a SIGTERM sent to
+/// tj would do (DESIGN.md "Signals").
 pub(super) fn supervise(
     rx: &Receiver<Event>,
     pid: Pid,
     grace: Duration,
     term: &mut Terminal,
     mut exited: Option<std::io::PipeWriter>,
+    watchdog: Option<&Watchdog>,
 ) -> Supervised {
-    let mut done = Supervised { exited_at: None, pump: None };
+    let mut done = Supervised { exited_at: None, pump: None, blocked: None };
     let mut kill_at: Option<Instant> = None;
     while done.exited_at.is_none() || done.pump.is_none() {
         let timeout = [
@@ -248,6 +259,16 @@ pub(super) fn supervise(
                 exited = None;
             }
             Event::PumpDone(report) => done.pump = Some(report),
+            Event::Idle(quiet) => {
+                if done.exited_at.is_none()
+                    && done.blocked.is_none()
+                    && let Some(blocked) = watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
+                {
+                    forward(pid, SIGTERM);
+                    kill_at.get_or_insert_with(|| Instant::now() + grace);
+                    done.blocked = Some(blocked);
+                }
+            }
             Event::Suspend if done.exited_at.is_none() && term.is_raw() => {
                 suspend_with_child(pid, term);
             }

@@ -1,6 +1,7 @@
 //! The PTY relay through its API (`tj::run::run`), with real children (`sh -c …`): bytes
 //! reach capture and live exactly, statuses and exec errors map through, the drain is
-//! capped, stdin behaves as without tj, and the PTY is the child's terminal.
+//! capped, stdin behaves as without tj, the PTY is the child's terminal, and a child blocked
+//! on input at the PTY is ended while a slow one is left alone.
 //!
 //! Every wait is under a deadline; nothing is timed.
 
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use tj::run::{Exit, LiveFd, Outcome, RelayIo, SpawnError, Spec, WinSize, run};
+use tj::run::{Blocked, Exit, LiveFd, Outcome, RelayIo, SpawnError, Spec, WinSize, run};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -79,7 +80,9 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         stdin: Some(stdin.unwrap_or_else(dev_null)),
     };
     let (tx, rx) = mpsc::channel();
-    thread::spawn(move || tx.send(run(&spec, io)));
+    thread::spawn(move || {
+        let _ = tx.send(run(&spec, io));
+    });
     let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return within the deadline");
     Relayed { outcome, captured: captured.bytes(), live: Vec::new() }
 }
@@ -491,7 +494,9 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
     };
     let (tx, rx) = mpsc::channel();
     let spec = sh("echo ready; while :; do sleep 1; done");
-    thread::spawn(move || tx.send(run(&spec, io)));
+    thread::spawn(move || {
+        let _ = tx.send(run(&spec, io));
+    });
     ready_rx.recv_timeout(DEADLINE).expect("the child never started");
     // tj's terminal in raw mode passes Ctrl-C as a byte (the relay only makes a terminal raw
     // when it is tj's controlling one, so the test does it); the PTY's line discipline turns
@@ -515,11 +520,125 @@ fn failing_capture_does_not_stop_the_live_stream() {
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
-    thread::spawn(move || tx.send(run(&spec, io)));
+    thread::spawn(move || {
+        let _ = tx.send(run(&spec, io));
+    });
     let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return");
     assert_eq!(outcome.exit, Ok(Exit::Code(0)));
     assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
     let shown = live.bytes();
     assert!(shown.ends_with(b"line 499\r\n"));
     assert_eq!(shown.split(|&b| b == b'\n').count(), 501);
+}
+
+/// `sh -c script` with the blocked-on-input watchdog set to a short silence. Configuration,
+/// not synchronisation: whatever the timing, the verdicts asserted below hold.
+fn watched(script: &str) -> Spec {
+    let mut spec = sh(script);
+    spec.blocked_after = Some(Duration::from_millis(300));
+    spec
+}
+
+fn assert_ended_as_blocked(r: &Relayed) -> &Blocked {
+    let blocked = r.outcome.blocked.as_ref().unwrap_or_else(|| panic!("not blocked: {r:?}"));
+    assert!(
+        matches!(r.outcome.exit, Ok(Exit::Signal(libc::SIGTERM | libc::SIGKILL))),
+        "{:?}",
+        r.outcome.exit
+    );
+    assert!(blocked.idle >= Duration::from_millis(300), "{blocked:?}");
+    blocked
+}
+
+impl std::fmt::Debug for Relayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}, output {:?}", self.outcome, self.text())
+    }
+}
+
+#[test]
+fn password_prompt_with_echo_off_is_ended_as_blocked() {
+    // As ssh and sudo do it: echo off on the terminal, then a read of the terminal.
+    let r = relay(watched("printf 'Password: '; stty -echo </dev/tty; read x </dev/tty"));
+    let blocked = assert_ended_as_blocked(&r);
+    assert!(blocked.reason.contains("echo off"), "{blocked:?}");
+    assert!(r.text().contains("Password: "));
+}
+
+#[test]
+fn password_prompt_is_blocked_even_when_stty_misses_the_terminal() {
+    // `stty -echo` acts on stdin, here /dev/null: it fails, says so after the prompt, and
+    // echo stays on. The read of the terminal still tells.
+    let r = relay(watched("printf 'Password: '; stty -echo; read x </dev/tty"));
+    let blocked = assert_ended_as_blocked(&r);
+    assert!(blocked.reason.starts_with("reading the terminal"), "{blocked:?}");
+}
+
+#[test]
+fn password_prompt_read_with_echo_on_is_named_by_its_prompt() {
+    let r = relay(watched("printf 'Password: '; read x </dev/tty"));
+    let blocked = assert_ended_as_blocked(&r);
+    assert!(blocked.reason.contains("password"), "{blocked:?}");
+}
+
+#[test]
+fn question_read_from_the_terminal_is_blocked() {
+    let r = relay(watched("printf 'Continue? [y/N] '; read x </dev/tty"));
+    let blocked = assert_ended_as_blocked(&r);
+    assert!(blocked.reason.contains("prompt"), "{blocked:?}");
+}
+
+#[test]
+fn full_screen_program_waiting_for_keys_is_blocked() {
+    // A pager's shape: alternate screen, raw mode, a read of the terminal.
+    let r = relay(watched(
+        "printf '\\033[?1049hpage 1'; stty raw -echo </dev/tty; dd bs=1 count=1 </dev/tty",
+    ));
+    let blocked = assert_ended_as_blocked(&r);
+    assert!(blocked.reason.contains("full-screen"), "{blocked:?}");
+}
+
+#[test]
+fn silent_slow_child_is_not_blocked() {
+    let r = relay(watched("sleep 2; echo done"));
+    assert_eq!(r.outcome.blocked, None);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(r.text(), "done\r\n");
+}
+
+#[test]
+fn raw_terminal_over_a_sleeping_child_is_not_blocked() {
+    let r = relay(watched("stty raw -echo </dev/tty; sleep 2; stty sane </dev/tty; echo done"));
+    assert_eq!(r.outcome.blocked, None);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.text().contains("done"), "{r:?}");
+}
+
+#[test]
+fn prompt_over_a_pipe_read_is_not_blocked() {
+    // The last line looks like a prompt, but the read is of a pipe that ends after 2 s, not
+    // of the terminal.
+    let r = relay(watched("sleep 2 | { printf 'Name: '; read x; echo; echo done; }"));
+    assert_eq!(r.outcome.blocked, None);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.text().ends_with("done\r\n"), "{r:?}");
+}
+
+#[test]
+fn steady_output_is_not_blocked() {
+    let r =
+        relay(watched("i=0; while [ $i -lt 15 ]; do echo tick $i; sleep 0.1; i=$((i+1)); done"));
+    assert_eq!(r.outcome.blocked, None);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert_eq!(r.text().lines().count(), 15);
+}
+
+#[test]
+fn watchdog_is_off_without_a_pty() {
+    // No PTY, no controlling terminal: /dev/tty cannot even be opened, and nothing is judged.
+    let mut spec = watched("sleep 1; echo done");
+    spec.pty = false;
+    let r = relay(spec);
+    assert_eq!(r.outcome.blocked, None);
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
 }

@@ -227,3 +227,23 @@ fn agent_live_stream_is_ansi_free_with_collapsed_frames() {
     assert_eq!(stdout(&out), "bold\ndone  \n");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "bold\ndone\n");
 }
+
+#[test]
+fn agent_mode_ends_a_child_blocked_on_a_terminal_prompt() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo building; printf 'Continue? [y/N] '; read x < /dev/tty; echo never",
+    ]);
+    cmd.env("TJ_BLOCKED_AFTER", "0.3").stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("[tj] blocked on input: "), "{text}");
+    assert!(text.contains("Continue? [y/N]"), "{text}");
+    assert!(!text.contains("never"));
+    assert!(stderr(&out).contains("blocked on input"), "{}", stderr(&out));
+}
