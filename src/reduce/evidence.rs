@@ -548,7 +548,7 @@ impl Regex {
 /// Compiles one built-in regex.
 fn build(source: &str) -> Regex {
     let re = meta::Builder::new()
-        .configure(meta::Config::new().which_captures(WhichCaptures::None))
+        .configure(meta::Config::new().auto_prefilter(false).which_captures(WhichCaptures::None))
         .syntax(syntax::Config::new().unicode(false).utf8(false))
         .build(source)
         .expect("built-in evidence patterns are valid regexes (checked by a unit test)");

@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use gate::{Limits, Rejection};
 pub use window::Omitted;
 
-use crate::rules::compiled::CompiledRule;
+use crate::rules::compiled::{CompiledRule, EVIDENCE, KEEP, SKIP};
 use crate::rules::schema::CounterSource;
 use crate::rules::select::{self, Query};
 use crate::rules::{Layer, RuleSet};
@@ -289,9 +289,16 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     let compiled = CompiledRule::compile(rule);
     out.problems = compiled.problems.iter().map(ToString::to_string).collect();
     let mut evidence = evidence::classify(&lines);
-    if !compiled.evidence.is_empty() {
-        for (flag, line) in evidence.iter_mut().zip(&lines) {
-            *flag = *flag || compiled.evidence.is_match(line);
+    // One pass of the rule's line patterns: skip, keep and evidence bits per line.
+    let kinds: Vec<u8> = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
+        let mut scratch = compiled.lines.scratch();
+        lines.iter().map(|l| compiled.lines.kinds(l, &mut scratch)).collect()
+    } else {
+        Vec::new()
+    };
+    if compiled.lines.has(EVIDENCE) {
+        for (flag, kind) in evidence.iter_mut().zip(&kinds) {
+            *flag = *flag || kind & EVIDENCE != 0;
         }
     }
     let distinct = match gate::evidence_lines(&lines, &evidence) {
@@ -305,7 +312,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     };
 
     let (body, facts, omitted) =
-        candidate_body(&lines, &evidence, rule, &compiled, input.exit_code);
+        candidate_body(&lines, &evidence, &kinds, rule, &compiled, input.exit_code);
     out.facts = facts;
     let artifact = opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
     let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
@@ -387,6 +394,7 @@ type Facts = Vec<(String, usize)>;
 fn candidate_body<'a>(
     lines: &[&'a str],
     evidence: &[bool],
+    kinds: &[u8],
     rule: &crate::rules::Rule,
     compiled: &CompiledRule,
     exit_code: Option<i64>,
@@ -402,19 +410,19 @@ fn candidate_body<'a>(
         }
     }
     let mut plan = Plan::keep_all(n);
-    if !compiled.skip.is_empty() {
+    if compiled.lines.has(SKIP) {
         for i in 0..n {
-            if !evidence[i] && compiled.skip.is_match(lines[i]) {
+            if !evidence[i] && kinds[i] & SKIP != 0 {
                 plan.state[i] = Some(Drop::Noise);
             }
         }
     }
     let pre_keep = (rule.counter_source == CounterSource::PreKeep).then(|| plan.clone());
-    if !compiled.keep.is_empty() {
+    if compiled.lines.has(KEEP) {
         let kept = plan.kept();
-        if kept.iter().any(|&i| compiled.keep.is_match(lines[i])) {
+        if kept.iter().any(|&i| kinds[i] & KEEP != 0) {
             for i in kept {
-                if !evidence[i] && !compiled.keep.is_match(lines[i]) {
+                if !evidence[i] && kinds[i] & KEEP == 0 {
                     plan.state[i] = Some(Drop::Filtered);
                 }
             }

@@ -21,6 +21,7 @@ fn build_ascii(patterns: &[&str], ci: bool, ml: bool, dot: bool) -> Result<meta:
     meta::Builder::new()
         .configure(
             meta::Config::new()
+                .auto_prefilter(false)
                 .which_captures(WhichCaptures::None)
                 .nfa_size_limit(Some(SIZE_LIMIT << 1)),
         )
@@ -205,15 +206,144 @@ impl PatternSet {
     }
 }
 
+/// The kinds of line a rule's line patterns recognise, as bits of [`LineKinds::kinds`].
+pub const SKIP: u8 = 1;
+/// See [`SKIP`].
+pub const KEEP: u8 = 2;
+/// See [`SKIP`].
+pub const EVIDENCE: u8 = 4;
+
+/// A rule's skip, keep and evidence patterns, matched against a line in one pass.
+///
+/// Every ASCII pattern of the three lists goes into one matcher that reports all the
+/// patterns a line matches (one lazy-DFA scan instead of three searches per line: this is
+/// the hot loop of a reduction). Non-ASCII and lookaround patterns stay in per-kind sets.
+#[derive(Debug, Default)]
+pub struct LineKinds {
+    ascii: Option<(meta::Regex, Vec<u8>)>,
+    rest: [PatternSet; 3],
+    present: u8,
+}
+
+/// Scratch space for [`LineKinds::kinds`], reused across lines.
+#[derive(Debug)]
+pub struct Scratch(regex_automata::PatternSet);
+
+impl LineKinds {
+    /// Compiles the three lists (skip, keep, evidence, in that order), reporting each
+    /// invalid pattern in `problems` under its own field and index.
+    pub fn new(
+        rule: &str,
+        lists: [(&str, &Vec<String>); 3],
+        problems: &mut Vec<PatternError>,
+    ) -> LineKinds {
+        let bits = [SKIP, KEEP, EVIDENCE];
+        let mut ascii: Vec<&str> = Vec::new();
+        let mut kinds: Vec<u8> = Vec::new();
+        let mut rest: [Vec<String>; 3] = Default::default();
+        for (k, (_, list)) in lists.iter().enumerate() {
+            for pattern in list.iter() {
+                if pattern.is_ascii() {
+                    ascii.push(pattern);
+                    kinds.push(bits[k]);
+                } else {
+                    rest[k].push(pattern.clone());
+                }
+            }
+        }
+        let mut matcher = build_all(&ascii);
+        if matcher.is_err() {
+            // Find the culprits one by one; the valid ASCII ones are rebuilt together.
+            let (mut ok, mut ok_kinds) = (Vec::new(), Vec::new());
+            for (k, (field, list)) in lists.iter().enumerate() {
+                for (i, pattern) in list.iter().enumerate().filter(|(_, p)| p.is_ascii()) {
+                    match Pattern::new(pattern, None) {
+                        Ok(Pattern::Ascii(_)) => {
+                            ok.push(pattern.as_str());
+                            ok_kinds.push(bits[k]);
+                        }
+                        Ok(_) => rest[k].push(pattern.clone()),
+                        Err(reason) => problems.push(PatternError {
+                            rule: rule.to_owned(),
+                            field: format!("{field}[{i}]"),
+                            pattern: pattern.clone(),
+                            reason,
+                        }),
+                    }
+                }
+            }
+            kinds = ok_kinds;
+            matcher = build_all(&ok);
+        }
+        let mut present = kinds.iter().fold(0, |acc, k| acc | k);
+        let rest = [0, 1, 2].map(|k| {
+            let set = PatternSet::new(rule, lists[k].0, &rest[k], problems);
+            if !set.is_empty() {
+                present |= bits[k];
+            }
+            set
+        });
+        let ascii = matcher.ok().flatten().map(|re| (re, kinds));
+        LineKinds { ascii, rest, present }
+    }
+
+    /// Returns true if and only if some pattern of these kinds exists.
+    pub fn has(&self, kinds: u8) -> bool {
+        self.present & kinds != 0
+    }
+
+    /// Scratch space for [`kinds`](Self::kinds).
+    pub fn scratch(&self) -> Scratch {
+        Scratch(regex_automata::PatternSet::new(
+            self.ascii.as_ref().map_or(0, |(re, _)| re.pattern_len()),
+        ))
+    }
+
+    /// The kinds of the patterns `line` matches.
+    pub fn kinds(&self, line: &str, scratch: &mut Scratch) -> u8 {
+        let mut out = 0;
+        if let Some((re, kinds)) = &self.ascii {
+            scratch.0.clear();
+            re.which_overlapping_matches(&Input::new(line.as_bytes()), &mut scratch.0);
+            for pid in scratch.0.iter() {
+                out |= kinds[pid.as_usize()];
+            }
+        }
+        for (k, set) in self.rest.iter().enumerate() {
+            if !set.is_empty() && set.is_match(line) {
+                out |= [SKIP, KEEP, EVIDENCE][k];
+            }
+        }
+        out
+    }
+}
+
+/// One matcher reporting every ASCII pattern a haystack matches (`None` for no patterns).
+fn build_all(patterns: &[&str]) -> Result<Option<meta::Regex>, String> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .match_kind(regex_automata::MatchKind::All)
+                // Lines are short: a literal prefilter buys nothing per line and its
+                // Aho-Corasick automaton costs more to build than the whole match loop.
+                .auto_prefilter(false)
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(SIZE_LIMIT << 1)),
+        )
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .build_many(patterns)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
 /// The selected rule's regexes, ready to run.
 #[derive(Debug, Default)]
 pub struct CompiledRule {
-    /// `filters.skipPatterns`.
-    pub skip: PatternSet,
-    /// `filters.keepPatterns`.
-    pub keep: PatternSet,
-    /// `evidence`.
-    pub evidence: PatternSet,
+    /// `filters.skipPatterns`, `filters.keepPatterns` and `evidence`, matched in one pass.
+    pub lines: LineKinds,
     /// `counters`, by name; a counter whose pattern is invalid is left out.
     pub counters: Vec<(String, Pattern)>,
     /// `matchOutput`, with their messages.
@@ -228,11 +358,15 @@ impl CompiledRule {
     pub fn compile(rule: &Rule) -> CompiledRule {
         let mut problems = Vec::new();
         let id = rule.id.as_str();
-        let skip =
-            PatternSet::new(id, "filters.skipPatterns", &rule.filters.skip_patterns, &mut problems);
-        let keep =
-            PatternSet::new(id, "filters.keepPatterns", &rule.filters.keep_patterns, &mut problems);
-        let evidence = PatternSet::new(id, "evidence", &rule.evidence, &mut problems);
+        let lines = LineKinds::new(
+            id,
+            [
+                ("filters.skipPatterns", &rule.filters.skip_patterns),
+                ("filters.keepPatterns", &rule.filters.keep_patterns),
+                ("evidence", &rule.evidence),
+            ],
+            &mut problems,
+        );
         let mut counters = Vec::with_capacity(rule.counters.len());
         for (i, counter) in rule.counters.iter().enumerate() {
             match Pattern::new(&counter.pattern, counter.flags.as_deref()) {
@@ -257,7 +391,7 @@ impl CompiledRule {
                 }),
             }
         }
-        CompiledRule { skip, keep, evidence, counters, outputs, problems }
+        CompiledRule { lines, counters, outputs, problems }
     }
 }
 
@@ -311,6 +445,32 @@ mod tests {
         assert!(set.is_match("━━━") && set.is_match("ok") && !set.is_match("nope"));
         // Digits and word characters are ASCII, as in JavaScript.
         assert!(!Pattern::new(r"^\d$", None).unwrap().is_match("٣"));
+    }
+
+    #[test]
+    fn line_kinds_report_every_kind_a_line_matches() {
+        let mut problems = Vec::new();
+        let skip = vec![r"^test .* ok$".to_owned(), "(bad".to_owned()];
+        let keep = vec!["^test".to_owned()];
+        let evidence = vec!["FAILED$".to_owned(), "━━ FAIL".to_owned(), r"(?<!x)panic".to_owned()];
+        let kinds = LineKinds::new(
+            "x/y",
+            [
+                ("filters.skipPatterns", &skip),
+                ("filters.keepPatterns", &keep),
+                ("evidence", &evidence),
+            ],
+            &mut problems,
+        );
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].field, "filters.skipPatterns[1]");
+        let mut scratch = kinds.scratch();
+        assert_eq!(kinds.kinds("test a ... ok", &mut scratch), SKIP | KEEP);
+        assert_eq!(kinds.kinds("test b ... FAILED", &mut scratch), KEEP | EVIDENCE);
+        assert_eq!(kinds.kinds("━━ FAIL here", &mut scratch), EVIDENCE);
+        assert_eq!(kinds.kinds("a panic", &mut scratch), EVIDENCE);
+        assert_eq!(kinds.kinds("nothing", &mut scratch), 0);
+        assert!(kinds.has(SKIP) && kinds.has(KEEP) && kinds.has(EVIDENCE));
     }
 
     #[test]
