@@ -26,7 +26,7 @@ export TJ_DATA_DIR=$tmp/data TJ_CONFIG_DIR=$tmp/config
     printf "thread 'parser::tests::nested' panicked at src/parser.rs:325:49:\nassertion \`left == right\` failed\n  left: 42\n right: 41\n\n"
     printf 'test result: FAILED. 2299 passed; 1 failed; 0 ignored\n'
 } >"$tmp/cargo.log"
-ls -l "$tmp/cargo.log" | awk '{print "input: " $5 " bytes"}'
+echo "input: $(wc -c <"$tmp/cargo.log") bytes"
 
 # Debian's hyperfine has no --input: the commands redirect stdin themselves, through the
 # shell hyperfine spawns (whose start-up it measures and subtracts).

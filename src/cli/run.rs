@@ -186,8 +186,15 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         ..Metadata::default()
     };
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
+    let mut captured = captured;
     let artifact = match store.as_ref().map(|s| s.adopt(&captured, &mut meta)) {
-        Some(Ok(artifact)) => Some(artifact),
+        Some(Ok(artifact)) => {
+            // Adopting renamed the spill file into place: read it back from there.
+            if let crate::capture::Storage::Spilled { path, .. } = &mut captured.storage {
+                *path = std::path::PathBuf::from(&artifact.path);
+            }
+            Some(artifact)
+        }
         Some(Err(err)) => {
             diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
             None

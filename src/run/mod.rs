@@ -312,6 +312,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
     };
 
     let input = if keys_to_pty { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
+    if keys_to_pty {
+        term.enter_raw_early();
+    }
     let spawned_at = Instant::now();
     let spawned = exec::spawn(spec, &output, input);
     // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
@@ -387,10 +390,11 @@ fn open_output(
     warnings: &mut Vec<String>,
 ) -> Result<(OwnedFd, exec::Output, Option<pty::Master>), SpawnError> {
     if spec.pty {
-        let opened = pty::open(term.size(), term.user_termios()).and_then(|opened| {
-            let source = pty::dup_master(opened.master.as_ref())?;
-            Ok((source, opened))
-        });
+        let opened = pty::open(term.size(), term.user_termios(), term.stdout_stays_cooked())
+            .and_then(|opened| {
+                let source = pty::dup_master(opened.master.as_ref())?;
+                Ok((source, opened))
+            });
         match opened {
             Ok((source, opened)) => {
                 return Ok((source, exec::Output::Pty(opened.slave), Some(opened.master)));

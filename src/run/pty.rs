@@ -7,6 +7,7 @@
 //! (`signals.rs` reacts to SIGWINCH, SIGCONT and Ctrl-Z by calling [`Terminal`]).
 
 use std::fs::{File, OpenOptions};
+use std::io::IsTerminal;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -56,7 +57,15 @@ pub(super) struct Pty {
 /// portable-pty opens the pair; we then open the slave again by name, because its own slave
 /// handle can only be used through its `spawn_command`, which we do not use (it falls back to
 /// `$HOME` for a bad working directory and reports a bad `#!` as a child dying with 134).
-pub(super) fn open(size: WinSize, termios: Option<&Termios>) -> anyhow::Result<Pty> {
+///
+/// `raw_output`: the PTY passes `\n` through untranslated (OPOST off), for when tj's stdout
+/// is a terminal that stays cooked and will make its own `\r\n`: two line disciplines
+/// translating in a row would turn every newline into `\r\r\n`.
+pub(super) fn open(
+    size: WinSize,
+    termios: Option<&Termios>,
+    raw_output: bool,
+) -> anyhow::Result<Pty> {
     let pair = {
         let _no_fork = SPAWN.write().unwrap_or_else(PoisonError::into_inner);
         native_pty_system().openpty(size.into())?
@@ -74,6 +83,13 @@ pub(super) fn open(size: WinSize, termios: Option<&Termios>) -> anyhow::Result<P
     if let Some(termios) = termios {
         termios::tcsetattr(&slave, SetArg::TCSANOW, termios)
             .context("could not copy the terminal settings to the pseudo-terminal")?;
+    }
+    if raw_output {
+        let mut settings =
+            termios::tcgetattr(&slave).context("could not read the pseudo-terminal's settings")?;
+        settings.output_flags.remove(termios::OutputFlags::OPOST);
+        termios::tcsetattr(&slave, SetArg::TCSANOW, &settings)
+            .context("could not set the pseudo-terminal's output processing")?;
     }
     Ok(Pty { master: pair.master, slave })
 }
@@ -248,6 +264,26 @@ impl Terminal {
         let background =
             self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd())) == Some(false);
         self.raw.as_ref().filter(|_| !background).map(|raw| &raw.saved)
+    }
+
+    /// Returns true if and only if tj's stdout is a terminal that tj leaves cooked (its
+    /// stdin is not a terminal, so there is no raw mode): that terminal translates `\n`
+    /// itself, so the PTY must not.
+    pub(super) fn stdout_stays_cooked(&self) -> bool {
+        self.raw.is_none() && io::stdout().is_terminal()
+    }
+
+    /// Enters raw mode before the child is spawned, when tj is in the foreground, so that
+    /// output the child writes at once never meets a cooked terminal (which would turn the
+    /// PTY's `\r\n` into `\r\r\n`). [`Terminal::attach`] then finds it already raw.
+    pub(super) fn enter_raw_early(&mut self) {
+        let foreground = self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd()));
+        if foreground == Some(true)
+            && let Some(raw) = &mut self.raw
+            && let Err(err) = raw.enter()
+        {
+            self.warn(format!("could not put the terminal in raw mode: {err}"));
+        }
     }
 
     /// Returns true if and only if keystrokes are to be forwarded to the PTY.
@@ -668,7 +704,7 @@ mod tests {
 
     #[test]
     fn window_size_reads_a_pty() {
-        let pty = open(WinSize { cols: 101, rows: 33, ..WinSize::default() }, None).unwrap();
+        let pty = open(WinSize { cols: 101, rows: 33, ..WinSize::default() }, None, false).unwrap();
         let size = window_size(pty.slave.as_fd()).unwrap();
         assert_eq!((size.cols, size.rows), (101, 33));
     }
