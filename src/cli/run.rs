@@ -208,7 +208,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     };
 
     let wants_rendition = mode == Mode::Agent || args.emit.is_some() || args.emit_fd.is_some();
-    let (bytes, skipped) = match captured.for_reduction(16 << 20) {
+    let (bytes, skipped) = match captured.for_reduction(REDUCE_BUDGET) {
         Ok(pair) => pair,
         Err(err) => {
             diag::warn_once(&format!("could not read the captured output back: {err}"));
@@ -257,8 +257,9 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     if skipped > 0 || captured.dropped_bytes > 0 {
         let path = artifact.as_ref().map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
         outcome_r.text.push_str(&format!(
-            "\n[tj] the output was {} bytes: tj examined its first and last 8 MiB; {} bytes between them were not examined{} · {path}",
+            "\n[tj] the output was {} bytes: tj examined its first and last {} MiB; {} bytes between them were not examined{} · {path}",
             captured.total_bytes,
+            REDUCE_BUDGET >> 21,
             skipped + captured.dropped_bytes,
             if captured.dropped_bytes > 0 { " and not stored (disk cap)" } else { "" },
         ));
@@ -295,6 +296,11 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     Ok(status)
 }
+
+/// The most output the reducer reads back (its first and last halves): rendering, lines
+/// and a passthrough each cost about this much again, and `tj run` must stay under 32 MiB
+/// resident whatever the command writes (DESIGN.md "Performance budget").
+const REDUCE_BUDGET: usize = 6 << 20;
 
 /// How long a child may sit silent, reading its terminal, before agent mode ends it:
 /// `TJ_BLOCKED_AFTER` seconds, else 60.
