@@ -9,7 +9,7 @@ use crate::emit::{self, Format};
 use crate::env::Env;
 use crate::exit::Status;
 use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
-use crate::store::{Metadata, Retention, Store};
+use crate::store::{LedgerEntry, Metadata, Retention, Store};
 use crate::{diag, rules};
 
 /// Reduce output that already exists
@@ -127,7 +127,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         tool_name: req.tool_name,
         exit_code: req.exit_code,
     };
-    let outcome = reduce::run(&input, &set, &opts);
+    let mut outcome = reduce::run(&input, &set, &opts);
     if outcome.passthrough == Some(Passthrough::Panicked) {
         diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
     }
@@ -135,20 +135,22 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         diag::warn_once(problem);
     }
     if let (Ok(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &outcome);
+        record(store, artifact, &mut meta, &mut outcome);
     }
     outcome
 }
 
 /// Records what became of a stored original: its metadata, the rendition the agent got
-/// (for `tj expand --reduced`), then retention. Each failure is one warning; none of them
-/// changes what the agent gets.
+/// (for `tj expand --reduced`), a ledger line, then retention. An output identical to one
+/// just seen for the same command, place and session becomes a one-line stub (the full
+/// rendition is still stored). Each failure is one warning; none of them loses output.
 pub(crate) fn record(
     store: &Store,
     artifact: &ArtifactRef,
     meta: &mut Metadata,
-    outcome: &reduce::Reduction,
+    outcome: &mut reduce::Reduction,
 ) {
+    let repeat = store.previous(&artifact.id).filter(|prev| crate::store::is_repeat(prev, meta));
     meta.rule = Some(outcome.rule.clone());
     meta.reduced_chars = Some(outcome.reduced_chars);
     meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
@@ -158,6 +160,28 @@ pub(crate) fn record(
     }
     if let Err(err) = store.write_rendition(&artifact.id, &outcome.text) {
         diag::warn_once(&format!("{err:#}"));
+    }
+    if let Some(prev) = &repeat {
+        let age = meta.created_at.saturating_sub(prev.created_at);
+        outcome.text = format!(
+            "[tj] same output as {age} s ago (same command, directory and exit code): tj expand {id} --reduced · tj expand {id}",
+            id = artifact.id
+        );
+    }
+    let entry = LedgerEntry {
+        time: meta.created_at,
+        id: artifact.id.clone(),
+        command: outcome.command.clone(),
+        rule: outcome.rule.clone(),
+        exit_code: meta.exit_code,
+        chars: (outcome.raw_chars, outcome.text.chars().count()),
+        tokens: (outcome.raw_tokens, crate::reduce::tokens::estimate(&outcome.text)),
+        reduced: outcome.is_reduced(),
+        lossless: outcome.lossless,
+        deduped: repeat.is_some(),
+    };
+    if let Err(err) = store.append_ledger(&entry) {
+        diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
     }
     if let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id)) {
         diag::warn_once(&format!("{err:#}; old originals were not cleaned up"));

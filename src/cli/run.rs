@@ -265,7 +265,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         ));
     }
     if let (Some(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &outcome_r);
+        record(store, artifact, &mut meta, &mut outcome_r);
     }
     if wants_rendition {
         let text = match args.emit_format {

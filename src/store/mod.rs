@@ -353,6 +353,31 @@ impl Store {
         Ok(removed)
     }
 
+    /// The metadata stored for `id`, if any (read before it is overwritten, for dedupe).
+    pub fn previous(&self, id: &str) -> Option<Metadata> {
+        let bytes = fs::read(self.meta_path(id)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Appends one line to the ledger `tj stats` reads (`<data dir>/ledger.jsonl`, 0600).
+    /// One `write` of one line in append mode: concurrent tj processes never interleave.
+    pub fn append_ledger(&self, entry: &LedgerEntry) -> Result<()> {
+        let mut line = serde_json::to_vec(entry).context("could not encode the ledger entry")?;
+        line.push(b'\n');
+        let path = self.root.join("ledger.jsonl");
+        let mut options = OpenOptions::new();
+        options.append(true).create(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options
+            .open(&path)
+            .and_then(|mut f| f.write_all(&line))
+            .with_context(|| format!("could not append to the ledger `{}`", path.display()))
+    }
+
     /// Stores the rendition an artifact was given, for `tj expand --reduced`.
     pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
         atomic_write(&self.spill_dir().join(format!("{id}.txt")), text.as_bytes())
@@ -394,6 +419,52 @@ impl Store {
         out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok((out, corrupt))
     }
+}
+
+/// One line of the ledger: what one reduction did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntry {
+    /// Seconds since the Unix epoch.
+    pub time: u64,
+    /// The artifact id.
+    pub id: String,
+    /// The command.
+    pub command: String,
+    /// The selected rule.
+    pub rule: String,
+    /// The exit code.
+    pub exit_code: Option<i64>,
+    /// Raw and reduced characters.
+    pub chars: (usize, usize),
+    /// Estimated raw and reduced tokens.
+    pub tokens: (usize, usize),
+    /// Whether a reduction was adopted, and whether it dropped nothing.
+    pub reduced: bool,
+    /// See `reduced`.
+    pub lossless: bool,
+    /// The rendition was a stub naming an identical earlier output.
+    pub deduped: bool,
+}
+
+/// An output identical to one stored for the same session, directory, command and exit
+/// code within this many seconds becomes a one-line stub (DESIGN.md "Store", dedupe).
+pub const DEDUPE_TTL_SECS: u64 = 600;
+
+/// Returns true if and only if `prev` (read before this run overwrote it) describes the
+/// same output of the same command, in the same place and the same `TJ_SESSION`, recently.
+pub fn is_repeat(prev: &Metadata, now: &Metadata) -> bool {
+    !prev.sha256.is_empty()
+        && prev.sha256 == now.sha256
+        // Only within a session (TJ_SESSION, set by the shell hook): a person running the
+        // same command twice by hand wants to see its output twice.
+        && prev.session.is_some()
+        && prev.session == now.session
+        && prev.cwd == now.cwd
+        && prev.command == now.command
+        && prev.argv == now.argv
+        && prev.exit_code == now.exit_code
+        && now.created_at.saturating_sub(prev.created_at) <= DEDUPE_TTL_SECS
 }
 
 /// Seconds since the Unix epoch.
@@ -482,6 +553,52 @@ mod tests {
         assert_eq!(corrupt, 1);
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].created_at, 101);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_repeat_is_the_same_output_command_place_and_session_recently() {
+        let base = Metadata {
+            sha256: "ab".into(),
+            session: Some("s".into()),
+            cwd: Some("/w".into()),
+            argv: vec!["cargo".into(), "test".into()],
+            exit_code: Some(101),
+            created_at: 1000,
+            ..Metadata::default()
+        };
+        let now = Metadata { created_at: 1000 + DEDUPE_TTL_SECS, ..base.clone() };
+        assert!(is_repeat(&base, &now));
+        assert!(!is_repeat(&base, &Metadata { created_at: 1001 + DEDUPE_TTL_SECS, ..now.clone() }));
+        assert!(!is_repeat(&base, &Metadata { exit_code: Some(0), ..now.clone() }));
+        assert!(!is_repeat(&base, &Metadata { cwd: Some("/x".into()), ..now.clone() }));
+        assert!(!is_repeat(&base, &Metadata { session: None, ..now.clone() }));
+        assert!(!is_repeat(
+            &Metadata { sha256: String::new(), ..base },
+            &Metadata { sha256: String::new(), ..now }
+        ));
+    }
+
+    #[test]
+    fn ledger_appends_private_json_lines() {
+        let root = temp("ledger");
+        let store = Store::at(&root);
+        store.prepare().unwrap();
+        for id in ["a", "b"] {
+            store.append_ledger(&LedgerEntry { id: id.into(), ..LedgerEntry::default() }).unwrap();
+        }
+        let text = fs::read_to_string(root.join("ledger.jsonl")).unwrap();
+        let ids: Vec<String> =
+            text.lines().map(|l| serde_json::from_str::<LedgerEntry>(l).unwrap().id).collect();
+        assert_eq!(ids, ["a", "b"]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                fs::metadata(root.join("ledger.jsonl")).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+        }
         fs::remove_dir_all(&root).unwrap();
     }
 

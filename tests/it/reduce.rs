@@ -190,3 +190,34 @@ fn ls_lists_what_was_stored_and_expand_reduced_and_grep_find_it() {
     let none = env.run(&["expand", &id, "--grep", "no such line"], b"");
     assert_eq!(none.status.code(), Some(1));
 }
+
+#[test]
+fn a_repeated_output_in_one_session_becomes_a_stub_and_the_ledger_counts_both() {
+    let env = TestEnv::new();
+    let raw = cargo_test_output(400);
+    let run = || {
+        let mut cmd = env.cmd(&["reduce", "--exit-code", "101", "--", "cargo", "test"]);
+        cmd.env("TJ_SESSION", "agent-1");
+        stdout(&env.run_cmd(cmd, raw.as_bytes()))
+    };
+    let first = run();
+    assert!(first.contains("test module::tests::broken ... FAILED"));
+    let second = run();
+    let id = artifact_id(&first);
+    assert_eq!(second.lines().count(), 1, "{second}");
+    assert!(second.starts_with("[tj] same output as "), "{second}");
+    assert!(second.contains(&format!("tj expand {id} --reduced")), "{second}");
+    // The stub names what it stands for, and that is still there in full.
+    assert_eq!(stdout(&env.run(&["expand", &id, "--reduced"], b"")).trim_end(), first.trim_end());
+    // Another session sees the whole rendition.
+    let mut cmd = env.cmd(&["reduce", "--exit-code", "101", "--", "cargo", "test"]);
+    cmd.env("TJ_SESSION", "agent-2");
+    assert_eq!(stdout(&env.run_cmd(cmd, raw.as_bytes())), first);
+    let ledger = std::fs::read_to_string(env.data().join("ledger.jsonl")).unwrap();
+    let entries: Vec<serde_json::Value> =
+        ledger.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[1]["deduped"], true);
+    assert_eq!(entries[0]["rule"], "tests/cargo-test");
+    assert!(entries[0]["tokens"][0].as_u64().unwrap() > entries[0]["tokens"][1].as_u64().unwrap());
+}
