@@ -4,8 +4,8 @@
 //!
 //! The id is the first 12 hex digits of the SHA-256 of the raw bytes, so the same output
 //! maps to the same file and storing it twice writes nothing new. Retention removes
-//! originals by age and total size, oldest first. Dedupe stubs and the ledger are still to
-//! come (DESIGN.md "Store").
+//! originals by age and total size, oldest first; a repeat within a session becomes a
+//! stub ([`is_repeat`]); every reduction adds a line to the ledger `tj stats` reads.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
