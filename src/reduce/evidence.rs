@@ -41,9 +41,10 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use aho_corasick::AhoCorasick;
 
-use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::Input;
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
-use regex_automata::{Input, meta};
 
 /// A pattern matched at the start of a line (after the indentation it allows itself).
 struct StartPattern {
@@ -533,26 +534,36 @@ fn join<'a>(regexes: impl Iterator<Item = &'a str>) -> String {
 
 /// One compiled built-in regex.
 ///
-/// Built with regex-automata directly: only "does it match" is ever asked, so no capture
-/// groups are compiled, and Unicode mode is off: the classes are ASCII and `\b` is an ASCII
-/// boundary, which keeps every pattern on the lazy DFA. Non-ASCII literals such as `●`
-/// still match their UTF-8 bytes.
-struct Regex(meta::Regex);
+/// Built as a lazy DFA used directly (not through `meta`): only "does it match" is ever
+/// asked, on short lines, so no capture groups, no other engines, and no per-call engine
+/// selection. Unicode mode is off: the classes are ASCII and `\b` is an ASCII boundary, so
+/// the DFA never has to give up on a byte. Non-ASCII literals such as `●` still match their
+/// UTF-8 bytes.
+struct Regex {
+    dfa: hybrid::dfa::DFA,
+    cache: Mutex<hybrid::dfa::Cache>,
+}
 
 impl Regex {
     fn is_match(&self, haystack: &[u8]) -> bool {
-        self.0.is_match(Input::new(haystack))
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A lazy DFA that gives up (it cannot here: no quit bytes) counts as a match: a
+        // line that could not be judged is kept.
+        self.dfa
+            .try_search_fwd(&mut cache, &Input::new(haystack).earliest(true))
+            .map_or(true, |m| m.is_some())
     }
 }
 
 /// Compiles one built-in regex.
 fn build(source: &str) -> Regex {
-    let re = meta::Builder::new()
-        .configure(meta::Config::new().auto_prefilter(false).which_captures(WhichCaptures::None))
+    let dfa = hybrid::dfa::DFA::builder()
         .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .thompson(thompson::Config::new().which_captures(WhichCaptures::None))
         .build(source)
         .expect("built-in evidence patterns are valid regexes (checked by a unit test)");
-    Regex(re)
+    let cache = Mutex::new(dfa.create_cache());
+    Regex { dfa, cache }
 }
 
 /// Returns true if and only if `line`, taken on its own, is evidence by the built-in

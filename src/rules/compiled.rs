@@ -8,7 +8,8 @@
 
 use std::fmt;
 
-use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
 use regex_automata::{Input, meta};
 
@@ -220,14 +221,15 @@ pub const EVIDENCE: u8 = 4;
 /// the hot loop of a reduction). Non-ASCII and lookaround patterns stay in per-kind sets.
 #[derive(Debug, Default)]
 pub struct LineKinds {
-    ascii: Option<(meta::Regex, Vec<u8>)>,
+    ascii: Option<(hybrid::dfa::DFA, Vec<u8>)>,
     rest: [PatternSet; 3],
     present: u8,
 }
 
-/// Scratch space for [`LineKinds::kinds`], reused across lines.
+/// Scratch space for [`LineKinds::kinds`], reused across lines: the matched-pattern set and
+/// the lazy DFA's state cache.
 #[derive(Debug)]
-pub struct Scratch(regex_automata::PatternSet);
+pub struct Scratch(regex_automata::PatternSet, Option<hybrid::dfa::Cache>);
 
 impl LineKinds {
     /// Compiles the three lists (skip, keep, evidence, in that order), reporting each
@@ -294,19 +296,31 @@ impl LineKinds {
 
     /// Scratch space for [`kinds`](Self::kinds).
     pub fn scratch(&self) -> Scratch {
-        Scratch(regex_automata::PatternSet::new(
-            self.ascii.as_ref().map_or(0, |(re, _)| re.pattern_len()),
-        ))
+        let len = self.ascii.as_ref().map_or(0, |(dfa, _)| dfa.pattern_len());
+        Scratch(
+            regex_automata::PatternSet::new(len),
+            self.ascii.as_ref().map(|(dfa, _)| dfa.create_cache()),
+        )
     }
 
     /// The kinds of the patterns `line` matches.
     pub fn kinds(&self, line: &str, scratch: &mut Scratch) -> u8 {
         let mut out = 0;
-        if let Some((re, kinds)) = &self.ascii {
+        if let (Some((dfa, kinds)), Some(cache)) = (&self.ascii, scratch.1.as_mut()) {
             scratch.0.clear();
-            re.which_overlapping_matches(&Input::new(line.as_bytes()), &mut scratch.0);
-            for pid in scratch.0.iter() {
-                out |= kinds[pid.as_usize()];
+            match dfa.try_which_overlapping_matches(
+                cache,
+                &Input::new(line.as_bytes()),
+                &mut scratch.0,
+            ) {
+                Ok(()) => {
+                    for pid in scratch.0.iter() {
+                        out |= kinds[pid.as_usize()];
+                    }
+                }
+                // The lazy DFA gave up on this line (it has no quit bytes configured, so
+                // this should not happen): never drop what could not be classified.
+                Err(_) => out |= KEEP | EVIDENCE,
             }
         }
         for (k, set) in self.rest.iter().enumerate() {
@@ -319,21 +333,22 @@ impl LineKinds {
 }
 
 /// One matcher reporting every ASCII pattern a haystack matches (`None` for no patterns).
-fn build_all(patterns: &[&str]) -> Result<Option<meta::Regex>, String> {
+///
+/// A lazy DFA used directly, not through `meta`: only "which patterns match" is asked, on
+/// short lines, and skipping meta's other engines halves both the build and the per-line
+/// cost of the reduction's hot loop.
+fn build_all(patterns: &[&str]) -> Result<Option<hybrid::dfa::DFA>, String> {
     if patterns.is_empty() {
         return Ok(None);
     }
-    meta::Builder::new()
-        .configure(
-            meta::Config::new()
-                .match_kind(regex_automata::MatchKind::All)
-                // Lines are short: a literal prefilter buys nothing per line and its
-                // Aho-Corasick automaton costs more to build than the whole match loop.
-                .auto_prefilter(false)
+    hybrid::dfa::DFA::builder()
+        .configure(hybrid::dfa::DFA::config().match_kind(regex_automata::MatchKind::All))
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .thompson(
+            thompson::Config::new()
                 .which_captures(WhichCaptures::None)
                 .nfa_size_limit(Some(SIZE_LIMIT << 1)),
         )
-        .syntax(syntax::Config::new().unicode(false).utf8(false))
         .build_many(patterns)
         .map(Some)
         .map_err(|e| e.to_string())
