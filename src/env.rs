@@ -30,6 +30,12 @@ pub const TJ_EMIT: &str = "TJ_EMIT";
 pub const TJ_EMIT_FD: &str = "TJ_EMIT_FD";
 /// Side channel format: `text` (default) or `json`.
 pub const TJ_EMIT_FORMAT: &str = "TJ_EMIT_FORMAT";
+/// `tj init`'s command list (comma-separated), instead of `--commands`.
+pub const TJ_COMMANDS: &str = "TJ_COMMANDS";
+/// Set by the shell hook when sourced: `bash:PID` or `zsh:PID` (read by `tj doctor shell`).
+pub const TJ_HOOK: &str = "TJ_HOOK";
+/// Set by the shell hook: the commands it wraps, space-separated.
+pub const TJ_HOOK_COMMANDS: &str = "TJ_HOOK_COMMANDS";
 /// Agent mode: seconds a child may sit silent, reading its terminal, before tj ends it
 /// and says it was blocked on input (default 60).
 pub const TJ_BLOCKED_AFTER: &str = "TJ_BLOCKED_AFTER";

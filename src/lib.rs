@@ -33,4 +33,5 @@ pub mod reduce;
 pub mod rules;
 #[cfg(unix)]
 pub mod run;
+pub mod shell;
 pub mod store;

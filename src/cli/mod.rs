@@ -1,7 +1,9 @@
 //! The command line: `Cli` (clap derive) and one module per subcommand, each with its
 //! `Args` and a `run(args, &Env) -> Result<Status>`.
 
+mod doctor;
 mod expand;
+mod init;
 mod ls;
 mod reduce;
 mod reduce_json;
@@ -38,6 +40,9 @@ enum Command {
     Ls(ls::Args),
     #[command(subcommand)]
     Rules(rules::Command),
+    Init(init::Args),
+    #[command(subcommand)]
+    Doctor(doctor::Command),
 }
 
 /// Runs the parsed command line.
@@ -51,6 +56,8 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Expand(args) => expand::run(&args, &env),
         Command::Ls(args) => ls::run(&args, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
+        Command::Init(args) => init::run(&args, &env),
+        Command::Doctor(cmd) => doctor::run(cmd, &env),
     };
     match result {
         Err(err) if crate::diag::is_broken_pipe(&err) => Ok(Status::Ok),

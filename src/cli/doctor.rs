@@ -1,0 +1,255 @@
+//! `tj doctor shell`: whether the shell hook is loaded in the calling shell, what it wraps,
+//! whether that shell counts as an agent's and why, and what `tj run` would do there.
+//!
+//! A child process sees only the shell's exported variables, so this reads what the hook
+//! exports (`crate::shell::HOOK_MARKER`, `HOOK_COMMANDS`) and the same [`Env`] snapshot and
+//! mode decision `tj run` uses; it cannot see the shell's functions themselves.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::emit;
+use crate::env::{AGENT_VARS, Env, TJ_AGENT_STDOUT};
+use crate::exit::Status;
+use crate::shell;
+
+/// Check how tj is set up
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Is the shell hook loaded here, which commands it wraps, and is this an agent's shell
+    ///
+    /// Exits 1 when the hook is not loaded. Run it in the shell you want to check, with
+    /// stdout not redirected: whether `tj run` renders for an agent depends on where stdout
+    /// goes.
+    Shell(ShellArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ShellArgs {
+    // What the hook exports, read through clap like the other env-backed options.
+    #[arg(long, env = shell::HOOK_MARKER, hide = true)]
+    hook: Option<String>,
+
+    #[arg(long, env = shell::HOOK_COMMANDS, hide = true)]
+    hook_commands: Option<String>,
+}
+
+pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
+    match cmd {
+        Command::Shell(args) => shell_report(&args, env),
+    }
+}
+
+fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
+    let mut out = String::new();
+    let marker = args.hook.as_deref().and_then(parse_marker);
+    let loaded = marker.is_some();
+    match marker {
+        Some((name, pid)) if is_this_shell(pid) => {
+            let _ = writeln!(out, "hook     loaded ({name}, this shell, pid {pid})");
+        }
+        Some((name, pid)) => {
+            let _ = writeln!(
+                out,
+                "hook     loaded by a shell above this one ({name}, pid {pid}); functions are \
+                 not inherited, so this shell has them only if it sourced the hook too (or a \
+                 harness copied them in)"
+            );
+        }
+        None => {
+            let rc = match login_shell().as_deref() {
+                Some("zsh") => "eval \"$(tj init zsh)\"` to ~/.zshrc or ~/.zshenv",
+                _ => "eval \"$(tj init bash)\"` to ~/.bashrc (and BASH_ENV's file)",
+            };
+            let _ = writeln!(out, "hook     not loaded in this shell: add `{rc}");
+        }
+    }
+
+    let wrapped = args.hook_commands.as_deref().unwrap_or("").trim();
+    if loaded {
+        let list = if wrapped.is_empty() { "(none)" } else { wrapped };
+        let _ = writeln!(out, "wrapped  {list}");
+    }
+
+    match env.harness {
+        Some(var) => {
+            let _ = writeln!(out, "agent    yes: {var} is set");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "agent    no: none of {} is set (TJ_AGENT=0 does not count)",
+                AGENT_VARS.join(", ")
+            );
+        }
+    }
+
+    let off = if env.disable {
+        Some("TJ_DISABLE is set")
+    } else if env.raw {
+        Some("TJ_RAW is set")
+    } else if env.inner {
+        Some("TJ_INNER is set: this shell runs inside `tj run`")
+    } else if env.harness.is_none() {
+        Some("this is not an agent's shell")
+    } else {
+        None
+    };
+    if loaded {
+        match off {
+            Some(why) => {
+                let _ = writeln!(out, "active   no: {why}; wrapped commands run directly");
+            }
+            None => {
+                let _ = writeln!(out, "active   yes: wrapped commands run through `tj run`");
+            }
+        }
+    }
+
+    let _ = writeln!(out, "stdout   {}", stdout_report(env));
+    #[cfg(unix)]
+    {
+        let _ = writeln!(out, "tj run   {}", mode_report(env));
+    }
+
+    let me = std::env::current_exe().ok();
+    match on_path("tj") {
+        Some(found) => {
+            let note = match &me {
+                Some(me) if !same_file(me, &found) => format!(" (this one is {})", me.display()),
+                _ => String::new(),
+            };
+            let _ = writeln!(out, "path     tj is {}{note}", found.display());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "path     tj is not on PATH; the hook runs the tj that printed it, or nothing"
+            );
+        }
+    }
+
+    emit::stdout(&out)?;
+    Ok(if loaded { Status::Ok } else { Status::Failure })
+}
+
+/// `bash:1234` → ("bash", 1234).
+fn parse_marker(text: &str) -> Option<(&str, u32)> {
+    let (name, pid) = text.split_once(':')?;
+    Some((name, pid.parse().ok()?))
+}
+
+/// Returns true if and only if `pid` is the shell that ran us: our parent, or ourselves when
+/// the shell exec'd its last command.
+///
+/// One case looks the same and is misreported: a nested shell that did not source the hook
+/// and exec'd us (`zsh -c 'tj doctor shell'`) leaves the hooked shell as our parent.
+fn is_this_shell(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        pid == std::os::unix::process::parent_id() || pid == std::process::id()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// The name of the user's login shell, from `SHELL`.
+fn login_shell() -> Option<String> {
+    let shell = PathBuf::from(std::env::var_os("SHELL")?);
+    Some(shell.file_name()?.to_string_lossy().into_owned())
+}
+
+fn stdout_report(env: &Env) -> String {
+    let here = stdout_identity();
+    match (env.agent_stdout, here) {
+        (Some((d, i)), Some(here)) if (d, i) == here => format!(
+            "{TJ_AGENT_STDOUT}={d}:{i} is this stdout: `tj run` renders for the agent here, \
+             and steps aside when output goes to a pipe or a file"
+        ),
+        (Some((d, i)), here) => format!(
+            "{TJ_AGENT_STDOUT}={d}:{i}, but this stdout is {}: `tj run` steps aside here (output \
+             redirected)",
+            here.map_or_else(|| "unreadable".to_owned(), |(hd, hi)| format!("{hd}:{hi}"))
+        ),
+        (None, _) => format!(
+            "{TJ_AGENT_STDOUT} is not recorded (the hook records it in an agent's shell): \
+             `tj run` cannot tell a pipe to the agent from `| grep`"
+        ),
+    }
+}
+
+/// stdout's (device, inode), the identity `tj run` compares with `TJ_AGENT_STDOUT`.
+fn stdout_identity() -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata("/dev/stdout").ok()?;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The mode `tj run` (without flags) would pick with this stdout, and why.
+#[cfg(unix)]
+fn mode_report(env: &Env) -> String {
+    use std::io::IsTerminal;
+
+    use crate::run::mode::{self, Facts, Mode, Reason};
+    let facts = Facts {
+        agent_flag: false,
+        live_flag: false,
+        stdout_is_tty: std::io::stdout().is_terminal(),
+        stdout_id: stdout_identity(),
+    };
+    let (mode, reason) = mode::decide(&facts, env);
+    let mode = match mode {
+        Mode::Terminal => "terminal mode (live for a person)",
+        Mode::Agent => "agent mode (the rendition on stdout)",
+        Mode::Transparent => "transparent (runs the command directly)",
+    };
+    let why = match reason {
+        Reason::Disabled => "TJ_DISABLE is set",
+        Reason::Nested => "TJ_INNER is set",
+        Reason::Redirected => "stdout is not the one the hook recorded",
+        Reason::AgentFlag => "--agent",
+        Reason::LiveFlag => "--live",
+        Reason::Harness => "an agent variable is set",
+        Reason::NotATerminal => "stdout is not a terminal",
+        Reason::Terminal => "stdout is a terminal and no agent variable is set",
+    };
+    format!("{mode}: {why}")
+}
+
+/// The first executable `name` in PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
