@@ -3,6 +3,7 @@
 //! test in a fresh temporary HOME with an empty environment.
 
 mod init;
+mod install;
 mod pty;
 mod reduce;
 mod relay;
