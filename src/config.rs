@@ -28,6 +28,9 @@ pub struct Config {
     pub limits: Limits,
     /// Where each limit came from: keepRatioMax, minSavingBytes, densityThreshold.
     pub sources: [Source; 3],
+    /// `shellCommands`: the commands `tj init` wraps when neither `--commands` nor
+    /// `TJ_COMMANDS` says (`None`: the built-in list).
+    pub shell_commands: Option<Vec<String>>,
     /// The config file's path, whether or not it exists.
     pub path: Option<PathBuf>,
     /// Problems met (unreadable or malformed file, bad values), for one warning each.
@@ -37,6 +40,7 @@ pub struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct File {
+    shell_commands: Option<Vec<String>>,
     keep_ratio_max: Option<f64>,
     min_saving_bytes: Option<usize>,
     density_threshold: Option<f64>,
@@ -49,6 +53,7 @@ impl Config {
         let mut config = Config {
             limits: Limits::default(),
             sources: [Source::Default, Source::Default, Source::Default],
+            shell_commands: None,
             path: path.clone(),
             problems: Vec::new(),
         };
@@ -73,6 +78,7 @@ impl Config {
     }
 
     fn apply_file(&mut self, file: &File, path: &std::path::Path) {
+        self.shell_commands.clone_from(&file.shell_commands);
         if let Some(v) = file.keep_ratio_max {
             self.set_ratio(v, Source::File(path.to_path_buf()), "keepRatioMax");
         }
@@ -170,6 +176,18 @@ mod tests {
         assert_eq!(config.sources[0], Source::Env(env::TJ_KEEP_RATIO_MAX));
         assert_eq!(config.limits.min_saving_bytes, 500);
         assert_eq!(config.problems.len(), 2);
+    }
+
+    #[test]
+    fn shell_commands_come_from_the_file() {
+        let dir = std::env::temp_dir().join(format!("tj-config-cmds-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        fs::write(dir.join("config.json"), r#"{"shellCommands": ["cargo", "just"]}"#).unwrap();
+        let config = Config::load(&env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]));
+        assert_eq!(config.shell_commands, Some(vec!["cargo".to_owned(), "just".to_owned()]));
+        assert!(config.problems.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

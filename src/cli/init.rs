@@ -47,12 +47,33 @@ enum Shell {
     Zsh,
 }
 
-pub(crate) fn run(args: &Args, _env: &Env) -> Result<Status> {
+pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut commands: Vec<String> = Vec::new();
-    let chosen = args
-        .commands
-        .clone()
-        .unwrap_or_else(|| shell::DEFAULT_COMMANDS.iter().map(|c| (*c).to_owned()).collect());
+    // --commands / TJ_COMMANDS, else the config file's shellCommands, else the built-in list.
+    let chosen = match &args.commands {
+        Some(list) => list.clone(),
+        None => {
+            let config = crate::config::Config::load(env);
+            for problem in &config.problems {
+                crate::diag::warn_once(problem);
+            }
+            match config.shell_commands {
+                Some(list) => list
+                    .into_iter()
+                    .filter(|name| {
+                        let ok = shell::is_command_name(name);
+                        if !ok {
+                            crate::diag::warn_once(&format!(
+                                "config shellCommands: `{name}` is not a command name; skipped"
+                            ));
+                        }
+                        ok
+                    })
+                    .collect(),
+                None => shell::DEFAULT_COMMANDS.iter().map(|c| (*c).to_owned()).collect(),
+            }
+        }
+    };
     for name in chosen {
         if !name.is_empty() && !commands.contains(&name) {
             commands.push(name);

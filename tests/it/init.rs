@@ -527,3 +527,15 @@ fn doctor_shell_explains_the_hook_and_the_agent() {
         assert!(stdout(&out).contains("not loaded"), "{}", stdout(&out));
     }
 }
+
+#[test]
+fn the_config_file_chooses_the_commands_unless_the_flag_does() {
+    let env = TestEnv::new();
+    env.write("config/config.json", r#"{"shellCommands": ["cargo", "just", "not a name"]}"#);
+    let out = env.run(&["init", "bash"], b"");
+    let text = stdout(&out);
+    assert!(text.contains("__tj_commands='cargo just'\n"), "{text}");
+    assert!(stderr(&out).contains("`not a name` is not a command name"), "{}", stderr(&out));
+    let text = stdout(&env.run(&["init", "bash", "--commands", "make"], b""));
+    assert!(text.contains("__tj_commands='make'\n"), "{text}");
+}
