@@ -68,13 +68,32 @@ pub(super) fn spawn(spec: &Spec, output: &Output, input: Input<'_>) -> Result<Ch
     cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
     cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(out)?);
     new_session_on_exec(&mut cmd, matches!(output, Output::Pty(_)));
-    let child = {
-        let _no_openpty = super::pty::SPAWN.read().unwrap_or_else(PoisonError::into_inner);
-        cmd.spawn()
-    }
-    .map_err(|err| classify(&err, spec));
+    let child = spawn_retrying(&mut cmd).map_err(|err| classify(&err, spec));
     drop(cmd);
     child
+}
+
+/// Spawns, retrying briefly while the kernel reports the executable busy (ETXTBSY).
+///
+/// A program that was just written (a build's output, a test's stub) can still be open for
+/// writing in a process some other thread forked and has not yet exec'd; exec'ing it then
+/// fails for a moment. The command is not at fault, so tj waits it out (at most ~1 s)
+/// instead of reporting it as not executable.
+fn spawn_retrying(cmd: &mut Command) -> io::Result<std::process::Child> {
+    let mut attempts = 0;
+    loop {
+        let spawned = {
+            let _no_openpty = super::pty::SPAWN.read().unwrap_or_else(PoisonError::into_inner);
+            cmd.spawn()
+        };
+        match spawned {
+            Err(err) if err.kind() == io::ErrorKind::ExecutableFileBusy && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Makes the child a session leader and, with `ctty`, gives it its stdout (the PTY slave)

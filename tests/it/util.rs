@@ -59,12 +59,8 @@ impl TestEnv {
     }
 
     pub(crate) fn run_cmd(&self, mut cmd: Command, stdin: &[u8]) -> Output {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = spawn_retrying(&mut cmd);
         let mut input = child.stdin.take().unwrap();
         let data = stdin.to_vec();
         let writer = std::thread::spawn(move || {
@@ -80,6 +76,24 @@ impl Drop for TestEnv {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// Spawns `cmd`, retrying while the kernel says the executable is busy (ETXTBSY).
+///
+/// Tests write stub scripts and run them while other test threads fork: a child forked
+/// between a stub's `write` and its `close` holds the stub open for writing until it execs,
+/// and exec'ing the stub in that window fails with ETXTBSY. The state is the kernel's and
+/// clears within microseconds; retrying is the standard remedy (cargo and rustc do it too).
+pub(crate) fn spawn_retrying(cmd: &mut Command) -> std::process::Child {
+    for _ in 0..200 {
+        match cmd.spawn() {
+            Err(err) if err.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other.unwrap(),
+        }
+    }
+    cmd.spawn().unwrap()
 }
 
 pub(crate) fn stdout(out: &Output) -> String {
