@@ -84,6 +84,9 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
 
     let mut spec = Spec::new(args.command.clone(), cwd.clone());
     spec.pty = !args.no_pty;
+    // Live output to a terminal tj will not make raw (stdin is not one): that terminal
+    // translates newlines itself, so the PTY must not.
+    spec.raw_output = mode == Mode::Terminal && stdout_is_tty && !stdin_is_tty;
     spec.env_remove = vec!["COLUMNS".into(), "LINES".into()];
     spec.env_set.push((crate::env::TJ_INNER.into(), "1".into()));
     if !stdin_is_tty {

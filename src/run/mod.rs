@@ -68,6 +68,12 @@ pub struct Spec {
     /// A fixed PTY size. `None`: the size of tj's stdout if it is a terminal, else of its
     /// stdin, else 80×24, following SIGWINCH.
     pub size: Option<WinSize>,
+    /// The PTY passes `\n` through untranslated (OPOST off): set it when the live output
+    /// goes to a terminal that tj leaves cooked (its stdin is not a terminal, so there is no
+    /// raw mode), which makes its own `\r\n`; two line disciplines translating in a row
+    /// would turn every newline into `\r\r\n`. The caller decides: the relay does not look
+    /// at its own stdout, so that injected endpoints behave the same under any terminal.
+    pub raw_output: bool,
     /// End the run when the child has written nothing for this long and is waiting for
     /// input on the PTY, where nobody will type (a password prompt read from `/dev/tty`, a
     /// question, a pager, an editor): it is then ended as a forwarded SIGTERM would end it,
@@ -90,6 +96,7 @@ impl Spec {
             drain_total: Duration::from_secs(2),
             grace: Duration::from_secs(2),
             size: None,
+            raw_output: false,
             blocked_after: None,
         }
     }
@@ -390,11 +397,12 @@ fn open_output(
     warnings: &mut Vec<String>,
 ) -> Result<(OwnedFd, exec::Output, Option<pty::Master>), SpawnError> {
     if spec.pty {
-        let opened = pty::open(term.size(), term.user_termios(), term.stdout_stays_cooked())
-            .and_then(|opened| {
-                let source = pty::dup_master(opened.master.as_ref())?;
-                Ok((source, opened))
-            });
+        let opened =
+            pty::open(term.size(), term.user_termios(), spec.raw_output && !term.wants_keys())
+                .and_then(|opened| {
+                    let source = pty::dup_master(opened.master.as_ref())?;
+                    Ok((source, opened))
+                });
         match opened {
             Ok((source, opened)) => {
                 return Ok((source, exec::Output::Pty(opened.slave), Some(opened.master)));

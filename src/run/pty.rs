@@ -7,7 +7,6 @@
 //! (`signals.rs` reacts to SIGWINCH, SIGCONT and Ctrl-Z by calling [`Terminal`]).
 
 use std::fs::{File, OpenOptions};
-use std::io::IsTerminal;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -264,13 +263,6 @@ impl Terminal {
         let background =
             self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd())) == Some(false);
         self.raw.as_ref().filter(|_| !background).map(|raw| &raw.saved)
-    }
-
-    /// Returns true if and only if tj's stdout is a terminal that tj leaves cooked (its
-    /// stdin is not a terminal, so there is no raw mode): that terminal translates `\n`
-    /// itself, so the PTY must not.
-    pub(super) fn stdout_stays_cooked(&self) -> bool {
-        self.raw.is_none() && io::stdout().is_terminal()
     }
 
     /// Enters raw mode before the child is spawned, when tj is in the foreground, so that

@@ -95,7 +95,12 @@ impl Hook {
         if with_tj {
             dirs.push(Path::new(env!("CARGO_BIN_EXE_tj")).parent().unwrap().to_path_buf());
         }
-        dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+        // The rest of PATH, minus any directory with a `tj` of its own (an installed tj must
+        // not stand in for the one under test, nor defeat "tj is missing").
+        dirs.extend(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .filter(|dir| !dir.join("tj").exists()),
+        );
         std::env::join_paths(dirs).unwrap()
     }
 
