@@ -53,10 +53,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let chosen = match &args.commands {
         Some(list) => list.clone(),
         None => {
-            let config = crate::config::Config::load(env);
-            for problem in &config.problems {
-                crate::diag::warn_once(problem);
-            }
+            let config = super::load_config(env);
             match config.shell_commands {
                 Some(list) => list
                     .into_iter()

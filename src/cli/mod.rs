@@ -65,6 +65,40 @@ pub fn run(cli: Cli) -> Result<Status> {
     }
 }
 
+/// The configuration file and environment, each problem warned about once.
+fn load_config(env: &Env) -> crate::config::Config {
+    let config = crate::config::Config::load(env);
+    for problem in &config.problems {
+        crate::diag::warn_once(problem);
+    }
+    config
+}
+
+/// The merged rule set, each problem (a skipped file, unknown keys) warned about once.
+fn load_rules(env: &Env) -> crate::rules::RuleSet {
+    let set = crate::rules::load::load(env);
+    for problem in &set.problems {
+        crate::diag::warn_once(&problem.to_string());
+    }
+    set
+}
+
+/// Reduces through the fail-open boundary, warning once about a panic or a disabled pattern.
+fn reduce_reporting(
+    input: &crate::reduce::Input<'_>,
+    set: &crate::rules::RuleSet,
+    opts: &crate::reduce::Options<'_>,
+) -> crate::reduce::Reduction {
+    let outcome = crate::reduce::run(input, set, opts);
+    if outcome.passthrough == Some(crate::reduce::Passthrough::Panicked) {
+        crate::diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
+    }
+    for problem in &outcome.problems {
+        crate::diag::warn_once(problem);
+    }
+    outcome
+}
+
 /// Reads all of a file, or stdin for `None` or `-`.
 fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
     use std::io::Read;

@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::config::Config;
 use crate::emit::{self, Format};
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
+use crate::reduce::{self, ArtifactRef, Input, Options};
 use crate::store::{LedgerEntry, Metadata, Retention, Store};
 use crate::{diag, rules};
 
@@ -78,14 +77,8 @@ pub(crate) struct Request<'a> {
 /// Loads configuration and rules, stores the original, reduces, records metadata. Every
 /// problem is one warning on stderr and a fail-open outcome, never an error.
 pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> reduce::Reduction {
-    let config = Config::load(env);
-    for problem in &config.problems {
-        diag::warn_once(problem);
-    }
-    let mut set = rules::load::load(env);
-    for problem in &set.problems {
-        diag::warn_once(&problem.to_string());
-    }
+    let config = super::load_config(env);
+    let mut set = super::load_rules(env);
     if let Some(id) = req.classifier {
         match set.get(id) {
             Some(rule) => {
@@ -127,13 +120,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         tool_name: req.tool_name,
         exit_code: req.exit_code,
     };
-    let mut outcome = reduce::run(&input, &set, &opts);
-    if outcome.passthrough == Some(Passthrough::Panicked) {
-        diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
-    }
-    for problem in &outcome.problems {
-        diag::warn_once(problem);
-    }
+    let mut outcome = super::reduce_reporting(&input, &set, &opts);
     if let (Ok(store), Some(artifact)) = (&store, &artifact) {
         record(store, artifact, &mut meta, &mut outcome);
     }

@@ -51,10 +51,7 @@ pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
 }
 
 fn list(env: &Env) -> Result<Status> {
-    let set = load::load(env);
-    for problem in &set.problems {
-        crate::diag::warn_once(&problem.to_string());
-    }
+    let set = super::load_rules(env);
     let width = set.rules().iter().map(|r| r.rule.id.len()).max().unwrap_or(0);
     let fwidth = set.rules().iter().map(|r| r.rule.family.len()).max().unwrap_or(0);
     let mut out = String::new();
@@ -135,10 +132,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 fn explain(args: &ExplainArgs, env: &Env) -> Result<Status> {
-    let set = load::load(env);
-    for problem in &set.problems {
-        crate::diag::warn_once(&problem.to_string());
-    }
+    let set = super::load_rules(env);
     let dirs = Dirs::find(env);
     let query = Query { argv: &args.argv, command: args.command.as_deref(), ..Query::default() };
     let sel = select::select(&set, &query, None);

@@ -14,15 +14,14 @@ use anyhow::Result;
 
 use super::reduce::record;
 use crate::capture::{Capture, Limits};
-use crate::config::Config;
+use crate::diag;
 use crate::emit::{self, Channel, Format};
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::{self, Input, Options, Passthrough};
+use crate::reduce::{self, Input, Options};
 use crate::run::mode::{self, Facts, Mode};
 use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
 use crate::store::{Metadata, Store};
-use crate::{diag, rules};
 
 /// Run a command: live for you, reduced for the agent
 ///
@@ -218,23 +217,11 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             (Vec::new(), 0)
         }
     };
-    let config = Config::load(env);
-    for problem in &config.problems {
-        diag::warn_once(problem);
-    }
-    let set = rules::load::load(env);
-    for problem in &set.problems {
-        diag::warn_once(&problem.to_string());
-    }
+    let config = super::load_config(env);
+    let set = super::load_rules(env);
     let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
     let input = Input { raw: &bytes, argv: &argv, command: None, tool_name: None, exit_code };
-    let mut outcome_r = reduce::run(&input, &set, &opts);
-    if outcome_r.passthrough == Some(Passthrough::Panicked) {
-        diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
-    }
-    for problem in &outcome_r.problems {
-        diag::warn_once(problem);
-    }
+    let mut outcome_r = super::reduce_reporting(&input, &set, &opts);
     if let Some(blocked) = &outcome.blocked {
         diag::warn_once(&format!(
             "{}: blocked on input ({}); ended it",
