@@ -193,11 +193,27 @@ pub fn screen(raw: &[u8]) -> Cow<'_, str> {
 /// Splits rendered text into lines with trailing whitespace removed: the numbering every
 /// marker and `tj expand --lines` use.
 pub fn split_lines(rendered: &str) -> Vec<&str> {
+    lines_of(rendered).collect()
+}
+
+/// The lines [`split_lines`] collects, as an iterator (no vector to hold).
+fn lines_of(rendered: &str) -> impl Iterator<Item = &str> + Clone {
     let body = rendered.strip_suffix('\n').unwrap_or(rendered);
-    if body.is_empty() {
-        return Vec::new();
+    body.split('\n').map(str::trim_end).filter(move |_| !body.is_empty())
+}
+
+/// The lines between the first and the last non-blank one (blank edges are never shown).
+fn nonblank<'a, I: Iterator<Item = &'a str> + Clone>(
+    lines: I,
+) -> impl Iterator<Item = &'a str> + Clone {
+    let mut span: Option<(usize, usize)> = None;
+    for (i, line) in lines.clone().enumerate() {
+        if !line.is_empty() {
+            span = Some((span.map_or(i, |(start, _)| start), i + 1));
+        }
     }
-    body.split('\n').map(str::trim_end).collect()
+    let (start, end) = span.unwrap_or((0, 0));
+    lines.skip(start).take(end - start)
 }
 
 /// Reduces `input` with `rules`. Deterministic: the same input gives the same rendition,
@@ -344,19 +360,19 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
 
 /// The size of [`original_text`] and its character count, without building it.
 fn original_size(lines: &[&str], exit_code: Option<i64>) -> (gate::Size, usize) {
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
     let mut tally = tokens::Tally::default();
     if let Some(code) = exit_code.filter(|c| *c != 0) {
         tally.add(&format!("[tj] exit {code}\n"));
     }
-    for (i, line) in lines[start..end].iter().enumerate() {
+    let mut empty = true;
+    for (i, line) in nonblank(lines.iter().copied()).enumerate() {
         if i > 0 {
             tally.add("\n");
         }
         tally.add(line);
+        empty = false;
     }
-    if start == end {
+    if empty {
         tally.add("(no output)");
     }
     (gate::Size { bytes: tally.bytes, tokens: tally.tokens() }, tally.chars())
@@ -367,27 +383,21 @@ fn original_size(lines: &[&str], exit_code: Option<i64>) -> (gate::Size, usize) 
 ///
 /// Built from the rendered text, not a line vector, so the caller can free its lines first.
 fn original_text(rendered: &str, exit_code: Option<i64>) -> String {
-    let lines = || {
-        let body = rendered.strip_suffix('\n').unwrap_or(rendered);
-        body.split('\n').map(str::trim_end).filter(move |_| !body.is_empty())
-    };
-    let start = lines().position(|l| !l.is_empty());
-    let end = lines().enumerate().filter(|(_, l)| !l.is_empty()).last().map(|(i, _)| i + 1);
-    let mut text = String::new();
+    let body = nonblank(lines_of(rendered));
+    let mut text = String::with_capacity(body.clone().map(|l| l.len() + 1).sum::<usize>() + 24);
     if let Some(code) = exit_code.filter(|c| *c != 0) {
         let _ = writeln!(text, "[tj] exit {code}");
     }
-    let (Some(start), Some(end)) = (start, end) else {
-        text.push_str("(no output)");
-        return text;
-    };
-    let size: usize = lines().skip(start).take(end - start).map(|l| l.len() + 1).sum();
-    text.reserve_exact(size);
-    for (i, line) in lines().skip(start).take(end - start).enumerate() {
+    let mut empty = true;
+    for (i, line) in body.enumerate() {
         if i > 0 {
             text.push('\n');
         }
         text.push_str(line);
+        empty = false;
+    }
+    if empty {
+        text.push_str("(no output)");
     }
     text
 }
@@ -465,9 +475,7 @@ fn candidate_body<'a>(
 }
 
 fn trimmed_join(lines: &[&str]) -> String {
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
-    lines[start..end].join("\n")
+    nonblank(lines.iter().copied()).collect::<Vec<_>>().join("\n")
 }
 
 fn count(lines: &[&str], plan: &Plan, compiled: &CompiledRule) -> Facts {
