@@ -438,13 +438,12 @@ impl Compiled {
         mask
     }
 
-    /// The [`ANYWHERE`] patterns `bytes` holds a key of. Exact (every key is looked for),
+    /// The [`ANYWHERE`] patterns `line` holds a key of. Exact (every key is looked for),
     /// so only run in full on the few lines the finder flags.
-    fn any_mask(&self, bytes: &[u8]) -> u16 {
-        if !self.keys.is_match(bytes) {
+    fn any_mask(&self, line: &str) -> u16 {
+        if !self.keys.is_match(line.as_bytes()) {
             return 0;
         }
-        let line = String::from_utf8_lossy(bytes);
         self.key_owners
             .iter()
             .filter(|(k, _)| line.contains(k))
@@ -492,7 +491,7 @@ impl Compiled {
         while first < lines.len() {
             if lines[first].len() >= SCAN_CHUNK {
                 // A huge line is searched in place rather than copied.
-                masks[first] = self.any_mask(lines[first].as_bytes());
+                masks[first] = self.any_mask(lines[first]);
                 first += 1;
                 continue;
             }
@@ -513,7 +512,7 @@ impl Compiled {
             {
                 // `starts[0] == 0 <= hit.start()`, so the index is at least 0.
                 let k = starts.partition_point(|&s| s <= hit.start()) - 1;
-                masks[first + k] = self.any_mask(lines[first + k].as_bytes());
+                masks[first + k] = self.any_mask(lines[first + k]);
                 match starts.get(k + 1) {
                     Some(&next) => at = next,
                     None => break,
@@ -581,7 +580,7 @@ fn build(source: &str) -> Regex {
 pub fn is_evidence(line: &str) -> bool {
     let compiled = &*COMPILED;
     let start = compiled.start_mask(line);
-    let any = compiled.any_mask(line.as_bytes());
+    let any = compiled.any_mask(line);
     (start != 0 && compiled.matcher(false, start).is_match(line.as_bytes()))
         || (any != 0 && compiled.matcher(true, u128::from(any)).is_match(line.as_bytes()))
 }
@@ -850,7 +849,7 @@ mod tests {
             if re.is_match(bytes) {
                 let keyed = pattern.keys.iter().any(|k| line.contains(k));
                 assert!(keyed, "{:?} matches {line:?} without a key", pattern.name);
-                assert!(COMPILED.any_mask(bytes) != 0, "no trigger for {line:?}");
+                assert!(COMPILED.any_mask(line) != 0, "no trigger for {line:?}");
             }
         }
     }
@@ -1563,7 +1562,7 @@ mod tests {
         let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
         let hits: Vec<bool> = COMPILED.triggered_lines(&lines).iter().map(|m| *m != 0).collect();
         for (line, hit) in lines.iter().zip(&hits) {
-            assert_eq!(*hit, COMPILED.any_mask(line.as_bytes()) != 0, "{line:?}");
+            assert_eq!(*hit, COMPILED.any_mask(line) != 0, "{line:?}");
         }
         let marked = classify(&lines);
         for (line, is) in lines.iter().zip(&marked) {
