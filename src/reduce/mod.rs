@@ -108,6 +108,9 @@ pub struct Reduction {
     pub passthrough: Option<Passthrough>,
     /// True when the adopted rendition dropped nothing.
     pub lossless: bool,
+    /// The shape reducer that made the adopted rendition, if one did (`json-table`,
+    /// `ndjson-table`, `json-elided`, `table`, `log`, `search-hits`).
+    pub shape: Option<&'static str>,
     /// What was omitted.
     pub omitted: Omitted,
     /// The exit code.
@@ -162,6 +165,7 @@ fn emergency_original(input: &Input<'_>, opts: &Options<'_>) -> Reduction {
         facts: Vec::new(),
         passthrough: Some(Passthrough::Panicked),
         lossless: true,
+        shape: None,
         omitted: Omitted::default(),
         exit_code: input.exit_code,
         raw_bytes: input.raw.len(),
@@ -277,6 +281,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         facts: Vec::new(),
         passthrough: None,
         lossless: false,
+        shape: None,
         omitted: Omitted::default(),
         exit_code: input.exit_code,
         raw_bytes: input.raw.len(),
@@ -289,6 +294,23 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         problems: Vec::new(),
     };
 
+    // Lossless shapes first: a JSON document or JSON Lines re-encoded as a table drops
+    // nothing, so it applies under every rule, verbatim ones included, and needs no stored
+    // original (DESIGN.md "Reduction", step 4). The gate still asks that it pays.
+    if !opts.raw
+        && let Some((text, shape)) = lossless_json(&lines, input.exit_code)
+        && let Ok(adopted) = gate::judge(
+            original_size,
+            &HashSet::new(),
+            gate::Candidate { text, lossless: true },
+            &opts.limits,
+        )
+    {
+        adopt(&mut out, adopted, Omitted::default(), Some(shape));
+        return out;
+    }
+
+    let mut dense_json = None;
     let why_not = if opts.raw {
         Some(Passthrough::Raw)
     } else if rule.verbatim {
@@ -297,7 +319,16 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         Some(Passthrough::NotStored)
     } else if selection.is_fallback() {
         let rho = density::density(&lines);
-        (rho >= opts.limits.density_threshold).then_some(Passthrough::Dense(rho))
+        if rho < opts.limits.density_threshold {
+            None
+        } else if opens_json(&lines) {
+            // Dense JSON is still elided by its shape below; only the line pipeline is
+            // denied to it.
+            dense_json = Some(rho);
+            None
+        } else {
+            Some(Passthrough::Dense(rho))
+        }
     } else {
         None
     };
@@ -323,6 +354,15 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
             *flag = *flag || kind & EVIDENCE != 0;
         }
     }
+    // The `table` shape's flagged rows (a bad status, a restart count) are evidence: the
+    // gate then holds the sampling to keeping them.
+    let table = (rule.shape.as_deref() == Some("table")).then(|| shape::table::detect(&lines));
+    let table = table.flatten();
+    if let Some(layout) = &table {
+        for i in shape::table::flagged(&lines, layout) {
+            evidence[i] = true;
+        }
+    }
     let distinct = match gate::evidence_lines(&lines, &evidence) {
         Ok(set) => set,
         Err(rejection) => {
@@ -333,22 +373,35 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         }
     };
 
-    let (body, facts, omitted) =
-        candidate_body(&lines, &evidence, &kinds, rule, &compiled, input.exit_code);
-    out.facts = facts;
     let artifact = opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
+    // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
+    // otherwise the line pipeline below has its turn.
+    if let Some(text) = elided_json(&lines, &distinct, input.exit_code, artifact)
+        && let Ok(adopted) = gate::judge(
+            original_size,
+            &distinct,
+            gate::Candidate { text, lossless: false },
+            &opts.limits,
+        )
+    {
+        adopt(&mut out, adopted, Omitted::default(), Some("json-elided"));
+        return out;
+    }
+    if let Some(rho) = dense_json {
+        out.passthrough = Some(Passthrough::Dense(rho));
+        drop(lines);
+        out.text = original_text(&rendered, input.exit_code);
+        return out;
+    }
+
+    let (body, facts, omitted, shape) =
+        candidate_body(&lines, &evidence, &kinds, rule, &compiled, table.as_ref(), input.exit_code);
+    out.facts = facts;
     let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
     let candidate =
         gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
     match gate::judge(original_size, &distinct, candidate, &opts.limits) {
-        Ok(adopted) => {
-            let candidate = adopted.into_candidate();
-            out.lossless = candidate.lossless;
-            out.omitted = omitted;
-            out.reduced_chars = candidate.text.chars().count();
-            out.reduced_tokens = tokens::estimate(&candidate.text);
-            out.text = candidate.text;
-        }
+        Ok(adopted) => adopt(&mut out, adopted, omitted, shape),
         Err(rejection) => {
             out.passthrough = Some(Passthrough::Rejected(rejection));
             drop((distinct, evidence, compiled));
@@ -357,6 +410,87 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         }
     }
     out
+}
+
+/// Records an adopted candidate in `out`.
+fn adopt(
+    out: &mut Reduction,
+    adopted: gate::Adopted,
+    omitted: Omitted,
+    shape: Option<&'static str>,
+) {
+    let candidate = adopted.into_candidate();
+    out.lossless = candidate.lossless;
+    out.omitted = omitted;
+    out.shape = shape;
+    out.reduced_chars = candidate.text.chars().count();
+    out.reduced_tokens = tokens::estimate(&candidate.text);
+    out.text = candidate.text;
+}
+
+/// The first non-blank line opens a JSON object or array.
+fn opens_json(lines: &[&str]) -> bool {
+    lines
+        .iter()
+        .find(|l| !l.trim_start().is_empty())
+        .is_some_and(|l| shape::json_table::looks_like_json(l))
+}
+
+/// The output as a lossless table, if it is a JSON document or JSON Lines of one shape:
+/// the rendition text and the shape's name.
+fn lossless_json(lines: &[&str], exit_code: Option<i64>) -> Option<(String, &'static str)> {
+    if !opens_json(lines) {
+        return None;
+    }
+    let body = trimmed_join(lines);
+    let (table, shape) = match shape::json_table::encode(&body) {
+        Some(table) => (table.text, "json-table"),
+        None => (shape::ndjson::encode(&body)?.text, "ndjson-table"),
+    };
+    let mut text = String::with_capacity(table.len() + 24);
+    if let Some(code) = exit_code.filter(|c| *c != 0) {
+        let _ = writeln!(text, "[tj] exit {code}");
+    }
+    text.push_str(&table);
+    Some((text, shape))
+}
+
+/// The output as structurally elided JSON, if it is one JSON document: the rendition text.
+/// Values on evidence lines, and strings that read like an error, are never elided.
+fn elided_json(
+    lines: &[&str],
+    evidence: &HashSet<&str>,
+    exit_code: Option<i64>,
+    artifact: Option<(&str, &str)>,
+) -> Option<String> {
+    if !opens_json(lines) {
+        return None;
+    }
+    let body = trimmed_join(lines);
+    let keep = |value: &str| evidence.contains(value.trim_end()) || reads_like_an_error(value);
+    let elided = shape::json_elide::elide(&body, &shape::json_elide::Limits::default(), &keep)?;
+    let mut text = String::with_capacity(elided.text.len() + 256);
+    if let Some(code) = exit_code.filter(|c| *c != 0) {
+        let _ = writeln!(text, "[tj] exit {code}");
+    }
+    text.push_str(&elided.text);
+    let parts = elided.notes.len();
+    let _ = write!(
+        text,
+        "\n[tj] JSON elided: {parts} {} omitted, each marked in place",
+        if parts == 1 { "part" } else { "parts" }
+    );
+    if let Some((id, path)) = artifact {
+        let _ = write!(text, " · full output: tj expand {id} ({path})");
+    }
+    Some(text)
+}
+
+/// A JSON string worth keeping whatever the elision: it names an error or a failure.
+fn reads_like_an_error(value: &str) -> bool {
+    const WORDS: [&str; 6] = ["error", "fail", "exception", "fatal", "panic", "denied"];
+    let lower = value.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// The size of [`original_text`] and its character count, without building it.
@@ -413,8 +547,9 @@ fn candidate_body<'a>(
     kinds: &[u8],
     rule: &crate::rules::Rule,
     compiled: &CompiledRule,
+    table: Option<&shape::table::Layout>,
     exit_code: Option<i64>,
-) -> (Vec<Cow<'a, str>>, Facts, Omitted) {
+) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
     let n = lines.len();
     // matchOutput replaces everything with a message. The gate still checks evidence, so
     // a message over a failing run is rejected and the original goes out.
@@ -422,7 +557,7 @@ fn candidate_body<'a>(
         let whole = trimmed_join(lines);
         if let Some((_, message)) = compiled.outputs.iter().find(|(p, _)| p.is_match(&whole)) {
             let omitted = Omitted { noise: n, ..Omitted::default() };
-            return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted);
+            return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted, None);
         }
     }
     let mut plan = Plan::keep_all(n);
@@ -450,29 +585,56 @@ fn candidate_body<'a>(
     if rule.transforms.dedupe_adjacent {
         plan.dedupe_adjacent(lines);
     }
-    let facts = count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled);
+    // A test run's counts come from the runner's own summaries when it printed them: a
+    // failure listed twice is one failure.
+    let tally = (rule.shape.as_deref() == Some("test-run")).then(|| shape::testrun::tally(lines));
+    let facts = match tally.flatten() {
+        Some(tally) => tally
+            .facts()
+            .into_iter()
+            .map(|(name, n)| (name, usize::try_from(n).unwrap_or(usize::MAX)))
+            .collect(),
+        None => count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled),
+    };
     if plan.state.iter().all(Option::is_some)
         && let Some(message) = &rule.on_empty
     {
         let (mut body, omitted) = plan.render(lines, evidence);
         body.retain(|l| !window::is_marker(l));
         body.push(Cow::Owned(format!("[tj] {message}")));
-        return (body, facts, omitted);
+        return (body, facts, omitted, None);
     }
     let (head, tail) = rule.window(exit_code);
-    match rule.shape.as_deref() {
-        Some("search-hits")
+    let shape = match (rule.shape.as_deref(), table) {
+        (Some("search-hits"), _)
             if plan.group_search_hits(
                 lines,
                 evidence,
                 crate::rules::schema::HITS_PER_FILE,
                 head,
                 tail,
-            ) => {}
-        _ => plan.window(evidence, head, tail),
-    }
+            ) =>
+        {
+            Some("search-hits")
+        }
+        (Some("table"), Some(layout)) => {
+            let keep = shape::table::sample(lines, layout, evidence, head, tail);
+            plan.keep_only(&keep, evidence);
+            Some("table")
+        }
+        (Some("log"), _) => {
+            let folds = shape::log::fold(lines, evidence);
+            plan.fold_similar(&folds, evidence);
+            plan.window(evidence, head, tail);
+            (!folds.is_empty()).then_some("log")
+        }
+        _ => {
+            plan.window(evidence, head, tail);
+            None
+        }
+    };
     let (body, omitted) = plan.render(lines, evidence);
-    (body, facts, omitted)
+    (body, facts, omitted, shape)
 }
 
 fn trimmed_join(lines: &[&str]) -> String {
@@ -526,6 +688,7 @@ fn format_text(
             (omitted.noise, "noise"),
             (omitted.filtered, "filtered"),
             (omitted.repeats, "repeats"),
+            (omitted.similar, "similar"),
             (omitted.window, "outside the window"),
             (omitted.blank, "blank"),
             (omitted.trimmed_lines, "long lines cut"),
@@ -567,6 +730,8 @@ fn pluralize(count: usize, noun: &str) -> String {
         || noun.ends_with("passed")
         || noun.ends_with("failed")
         || noun.ends_with("skipped")
+        || noun.ends_with("ignored")
+        || noun.ends_with("pending")
     {
         return format!("{count} {noun}");
     }

@@ -20,6 +20,9 @@ pub enum Drop {
     Filtered,
     /// It repeated the line before it.
     Repeat,
+    /// It differed from the lines around it only in timestamps, ids, durations or counts
+    /// (the `log` shape folds such runs, keeping the first and last).
+    Similar,
     /// It was outside the head/tail window and not evidence or next to evidence.
     Window,
 }
@@ -47,6 +50,8 @@ pub struct Omitted {
     pub filtered: usize,
     /// Repeated lines.
     pub repeats: usize,
+    /// Lines folded as similar to their neighbours (the `log` shape).
+    pub similar: usize,
     /// Lines outside the window.
     pub window: usize,
     /// Over-long lines cut in the middle (not omitted, but shortened).
@@ -56,7 +61,7 @@ pub struct Omitted {
 impl Omitted {
     /// All omitted lines.
     pub fn lines(&self) -> usize {
-        self.blank + self.noise + self.filtered + self.repeats + self.window
+        self.blank + self.noise + self.filtered + self.repeats + self.similar + self.window
     }
 }
 
@@ -107,6 +112,31 @@ impl Plan {
                 self.state[i] = Some(Drop::Repeat);
             } else {
                 prev = Some(lines[i]);
+            }
+        }
+    }
+
+    /// Folds runs of similar lines (the `log` shape): of each run `start..end` of `period`-line
+    /// blocks, the first and last blocks stay and the lines between go as [`Drop::Similar`].
+    /// Evidence lines always stay (the folds never contain one; this re-checks).
+    pub fn fold_similar(&mut self, folds: &[super::shape::log::Fold], evidence: &[bool]) {
+        for fold in folds {
+            let period = fold.period.max(1);
+            let inner = fold.start + period..fold.end.saturating_sub(period);
+            for i in inner {
+                if self.state[i].is_none() && !evidence[i] {
+                    self.state[i] = Some(Drop::Similar);
+                }
+            }
+        }
+    }
+
+    /// Drops, as [`Drop::Window`], every kept line whose `keep` flag is false (a shape's own
+    /// window, such as the `table` shape's sampling). Evidence lines always stay.
+    pub fn keep_only(&mut self, keep: &[bool], evidence: &[bool]) {
+        for (i, state) in self.state.iter_mut().enumerate() {
+            if state.is_none() && !keep[i] && !evidence[i] {
+                *state = Some(Drop::Window);
             }
         }
     }
@@ -264,6 +294,7 @@ impl Plan {
                             Drop::Noise => omitted.noise += 1,
                             Drop::Filtered => omitted.filtered += 1,
                             Drop::Repeat => omitted.repeats += 1,
+                            Drop::Similar => omitted.similar += 1,
                             Drop::Window => omitted.window += 1,
                         }
                     }
@@ -303,6 +334,8 @@ fn marker(reasons: &[Option<Drop>], first: usize, last: usize) -> String {
     let count = last - first + 1;
     let what = if reasons.iter().all(|r| matches!(r, Some(Drop::Repeat | Drop::Blank))) {
         if count == 1 { "repeated line" } else { "repeated lines" }
+    } else if reasons.iter().all(|r| matches!(r, Some(Drop::Similar | Drop::Blank))) {
+        if count == 1 { "similar line" } else { "similar lines" }
     } else if count == 1 {
         "line"
     } else {

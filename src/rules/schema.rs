@@ -59,7 +59,18 @@ pub struct Rule {
 ///   grouped by file: each file keeps its first [`HITS_PER_FILE`] hits, the first `head`
 ///   and last `tail` *files* are kept (the window counts files, not lines), and a hit that
 ///   follows another of the same file sheds its repeated `path:` prefix.
-pub const SHAPES: &[&str] = &["search-hits"];
+/// - `table`: an aligned table (`ps`, `df`, `kubectl get`, SQL results) keeps its header,
+///   its first `head` and last `tail` rows and a sample of the middle; rows with a bad
+///   status are evidence and always kept.
+/// - `log`: runs of lines that differ only in timestamps, ids, durations or counts keep
+///   their first and last lines; the rest folds into one marker. Warnings and errors
+///   never fold.
+/// - `test-run`: the header's counts come from the runner's own summary lines (summed
+///   over cargo's targets, never counting a failure twice) instead of the counters.
+///
+/// JSON needs no shape: any output that is one JSON document or JSON Lines is first tried
+/// as a lossless table, then (unless the rule is `verbatim`) elided structurally.
+pub const SHAPES: &[&str] = &["search-hits", "table", "log", "test-run"];
 
 /// Hits each file keeps under the `search-hits` shape.
 pub const HITS_PER_FILE: usize = 8;
