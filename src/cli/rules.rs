@@ -1,5 +1,6 @@
 //! `tj rules list | verify | explain`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -73,20 +74,29 @@ fn verify(args: &VerifyArgs, env: &Env) -> Result<Status> {
     let set = load::load(env);
     let mut problems = verify::check_rules(&set);
     let mut summary = format!("{} rules", set.rules().len());
+    let mut table = String::new();
     if let Some(dir) = &args.fixtures {
         let cases = read_fixtures(dir, &mut problems)?;
         let mut reduced = 0;
+        // Per family: fixtures, reduced, tokens before and after.
+        let mut families: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
         for case in &cases {
             let report = verify::check_fixture(&set, case);
             reduced += usize::from(report.reduced);
+            let family = families.entry(case.family.as_str()).or_default();
+            family.0 += 1;
+            family.1 += usize::from(report.reduced);
+            family.2 += report.tokens.0;
+            family.3 += report.tokens.1;
             problems.extend(report.problems);
         }
+        table = family_table(&families);
         for id in verify::uncovered_rules(&set, &cases) {
             problems.push(format!("rule `{id}` has no fixture that selects it"));
         }
         let _ = write!(summary, ", {} fixtures ({reduced} reduced)", cases.len());
     }
-    let mut out = String::new();
+    let mut out = table;
     for p in &problems {
         let _ = writeln!(out, "{p}");
     }
@@ -94,6 +104,27 @@ fn verify(args: &VerifyArgs, env: &Env) -> Result<Status> {
     let _ = write!(out, "{verdict}: {summary}, {} problems", problems.len());
     emit::stdout(&out)?;
     Ok(if problems.is_empty() { Status::Ok } else { Status::Failure })
+}
+
+/// The per-family savings over the fixtures: what `verify --fixtures` reports before its
+/// verdict, so a rule change shows its cost or gain at once.
+fn family_table(families: &BTreeMap<&str, (usize, usize, usize, usize)>) -> String {
+    let mut out = format!(
+        "{:14} {:>8} {:>8} {:>12} {:>12} {:>6}\n",
+        "family", "fixtures", "reduced", "tokens", "after", "ratio"
+    );
+    let mut all = (0, 0, 0, 0);
+    let mut row = |name: &str, (n, reduced, before, after): (usize, usize, usize, usize)| {
+        let ratio = if before == 0 { 1.0 } else { after as f64 / before as f64 };
+        let _ =
+            writeln!(out, "{name:14} {n:>8} {reduced:>8} {before:>12} {after:>12} {ratio:>6.2}");
+    };
+    for (name, counts) in families {
+        row(name, *counts);
+        all = (all.0 + counts.0, all.1 + counts.1, all.2 + counts.2, all.3 + counts.3);
+    }
+    row("all", all);
+    out
 }
 
 /// Reads every `*.json` fixture below `dir`, sorted by path.
