@@ -32,6 +32,7 @@ fn reductions() {
             argv: &case.argv,
             command: case.command.as_deref(),
             exit_code: case.exit_code,
+            cols: case.cols(),
             ..Input::default()
         };
         let out = reduce::reduce(

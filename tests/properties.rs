@@ -55,7 +55,7 @@ proptest! {
         prop_assert_eq!(&a.text, &b.text);
         if a.is_reduced() {
             prop_assert!(a.reduced_chars < a.raw_chars);
-            for line in reduce::evidence_of(&raw) {
+            for line in reduce::evidence_of(&raw, None) {
                 prop_assert!(a.text.lines().any(|l| l == line), "lost evidence {:?}", line);
             }
         }

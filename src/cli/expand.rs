@@ -71,7 +71,9 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             "the output passed the disk cap: the middle was not kept; showing the head",
         );
     }
-    let rendered = crate::reduce::screen(&bytes);
+    // Rendered as the rendition was, at the PTY's width, so line numbers agree.
+    let cols = store.previous(&full_id).and_then(|meta| meta.cols);
+    let rendered = crate::reduce::screen_width(&bytes, cols);
     let lines = split_lines(&rendered);
     let (from, to) = match &args.lines {
         Some(range) => parse_range(range, lines.len())?,

@@ -29,6 +29,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     exit_code: Option<i64>,
 
+    /// The width of the terminal the output was captured from, if it came from a PTY:
+    /// lines wrap at it as they did on screen (progress bars that pad to the width need it)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    cols: Option<u16>,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -53,6 +58,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             exit_code: args.exit_code,
             raw: args.raw,
             classifier: None,
+            cols: args.cols,
         },
         env,
     );
@@ -72,6 +78,8 @@ pub(crate) struct Request<'a> {
     pub(crate) raw: bool,
     /// Force this rule id (tokenjuice's `classifier` option).
     pub(crate) classifier: Option<&'a str>,
+    /// The PTY width the output was captured at, if any.
+    pub(crate) cols: Option<u16>,
 }
 
 /// Loads configuration and rules, stores the original, reduces, records metadata. Every
@@ -99,6 +107,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         exit_code: req.exit_code,
         session: env.session.clone(),
         mode: Some("reduce".to_owned()),
+        cols: req.cols,
         ..Metadata::default()
     };
     let persisted = match &store {
@@ -119,6 +128,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         command: req.command,
         tool_name: req.tool_name,
         exit_code: req.exit_code,
+        cols: req.cols,
     };
     let mut outcome = super::reduce_reporting(&input, &set, &opts);
     if let (Ok(store), Some(artifact)) = (&store, &artifact) {

@@ -40,6 +40,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
                     exit_code: request.exit_code,
                     raw: request.raw,
                     classifier: request.classifier.as_deref(),
+                    cols: None,
                 },
                 env,
             );

@@ -184,6 +184,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         session: env.session.clone(),
         duration_ms: Some(u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX)),
         pty_held_open: outcome.pty_held_open,
+        cols: outcome.cols,
         mode: Some(if mode == Mode::Agent { "agent" } else { "terminal" }.to_owned()),
         ..Metadata::default()
     };
@@ -220,7 +221,14 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let config = super::load_config(env);
     let set = super::load_rules(env);
     let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
-    let input = Input { raw: &bytes, argv: &argv, command: None, tool_name: None, exit_code };
+    let input = Input {
+        raw: &bytes,
+        argv: &argv,
+        command: None,
+        tool_name: None,
+        exit_code,
+        cols: outcome.cols,
+    };
     let mut outcome_r = super::reduce_reporting(&input, &set, &opts);
     if let Some(blocked) = &outcome.blocked {
         diag::warn_once(&format!(
@@ -228,7 +236,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             show(&args.command),
             blocked.reason
         ));
-        let rendered = reduce::screen(&bytes);
+        let rendered = reduce::screen_width(&bytes, outcome.cols);
         let lines = reduce::split_lines(&rendered);
         let mut last: Vec<&str> =
             lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();

@@ -47,6 +47,9 @@ pub struct Input<'a> {
     pub tool_name: Option<&'a str>,
     /// The command's exit code.
     pub exit_code: Option<i64>,
+    /// The width of the terminal the output was written to, if it was a PTY: the renderer
+    /// wraps at it as the terminal did (progress bars that pad to the width rely on it).
+    pub cols: Option<u16>,
 }
 
 /// Where the original is kept, for the closing notice.
@@ -185,7 +188,13 @@ fn emergency_original(input: &Input<'_>, opts: &Options<'_>) -> Reduction {
 /// escapes are only stripped ([`terminal::strip`]): a rendition is never larger than its
 /// input. `tj expand` and the line numbers in omission markers use this same text.
 pub fn screen(raw: &[u8]) -> Cow<'_, str> {
-    let rendered = terminal::render(raw);
+    screen_width(raw, None)
+}
+
+/// [`screen`] for output written to a terminal `cols` wide: lines wrap at the width as they
+/// did on screen (`None`: no wrapping).
+pub fn screen_width(raw: &[u8], cols: Option<u16>) -> Cow<'_, str> {
+    let rendered = terminal::render_width(raw, cols);
     if let Cow::Owned(text) = &rendered
         && text.len() > raw.len()
         && text.len() > String::from_utf8_lossy(raw).len()
@@ -241,7 +250,7 @@ fn nonblank<'a, I: Iterator<Item = &'a str> + Clone>(
 /// assert!(!out.text.contains("case_150"));
 /// ```
 pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction {
-    let rendered = screen(input.raw);
+    let rendered = screen_width(input.raw, input.cols);
     let lines = split_lines(&rendered);
     let query = Query {
         argv: input.argv,
@@ -876,8 +885,8 @@ pub fn describe_passthrough(p: &Passthrough) -> String {
 
 /// The distinct evidence lines of `raw` as the engine sees them (for tests and
 /// `tj rules verify`): the built-in classifier only.
-pub fn evidence_of(raw: &[u8]) -> Vec<String> {
-    let rendered = screen(raw);
+pub fn evidence_of(raw: &[u8], cols: Option<u16>) -> Vec<String> {
+    let rendered = screen_width(raw, cols);
     let lines = split_lines(&rendered);
     let flags = evidence::classify(&lines);
     let mut seen = HashSet::new();
@@ -925,7 +934,7 @@ mod tests {
             Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
         let out = reduce(&input, &RuleSet::builtin(), &opts);
         assert!(out.is_reduced(), "{:?}", out.passthrough);
-        for line in evidence_of(raw.as_bytes()) {
+        for line in evidence_of(raw.as_bytes(), None) {
             assert!(out.text.lines().any(|l| l == line), "lost {line:?}");
         }
         assert!(!out.text.contains("case_150 ... ok"));

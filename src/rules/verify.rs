@@ -36,6 +36,25 @@ pub struct Fixture {
     pub must_drop: Vec<String>,
     /// The rule the case must select, if stated.
     pub rule: Option<String>,
+    /// How the text was captured.
+    pub capture: Option<Capture>,
+}
+
+/// How a fixture's text was captured.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Capture {
+    /// `pty` or `pipe`.
+    pub mode: Option<String>,
+    /// The PTY's width.
+    pub cols: Option<u16>,
+}
+
+impl Fixture {
+    /// The width of the PTY the text was captured from, if it was (the renderer wraps at it).
+    pub fn cols(&self) -> Option<u16> {
+        self.capture.as_ref().filter(|c| c.mode.as_deref() == Some("pty")).and_then(|c| c.cols)
+    }
 }
 
 /// The artifact every fixture check pretends was stored; its shape matches a real one.
@@ -107,6 +126,7 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         command: case.command.as_deref(),
         tool_name: None,
         exit_code: case.exit_code,
+        cols: case.cols(),
     };
     let first = reduce::run(&input, set, &opts);
     let second = reduce::run(&input, set, &opts);
@@ -139,19 +159,20 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
                 problem(format!("must_drop {drop:?} survived"));
             }
         }
-        let rendered_chars = reduce::screen(case.text.as_bytes()).chars().count();
+        let rendered_chars =
+            reduce::screen_width(case.text.as_bytes(), case.cols()).chars().count();
         if first.reduced_chars >= rendered_chars.max(1) {
             problem(format!(
                 "adopted a rendition of {} chars for {}",
                 first.reduced_chars, first.raw_chars
             ));
         }
-        for line in reduce::evidence_of(case.text.as_bytes()) {
+        for line in reduce::evidence_of(case.text.as_bytes(), case.cols()) {
             if !first.text.lines().any(|l| l == line) {
                 problem(format!("evidence line {line:?} is missing"));
             }
         }
-        let rendered = reduce::screen(case.text.as_bytes());
+        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
         let original: BTreeSet<&str> = reduce::split_lines(&rendered).into_iter().collect();
         // The path of the last search hit shown: a hit of the same file may shed it.
         let mut path: Option<String> = None;
@@ -185,7 +206,7 @@ pub fn uncovered_rules(set: &RuleSet, cases: &[Fixture]) -> Vec<String> {
             tool_name: None,
             exit_code: case.exit_code,
         };
-        let rendered = reduce::screen(case.text.as_bytes());
+        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
         let lines = reduce::split_lines(&rendered);
         covered.insert(select::select(set, &query, Some(&lines)).rule.rule.id.clone());
     }

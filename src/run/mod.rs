@@ -209,6 +209,9 @@ pub struct Outcome {
     /// it (SIGTERM to its process group, SIGKILL after [`Spec::grace`]); [`Outcome::exit`]
     /// is then how that ended it, normally `Signal(15)`.
     pub blocked: Option<Blocked>,
+    /// The PTY's width when the command started, if its output went to a PTY (the renderer
+    /// wraps lines at it, as the terminal did).
+    pub cols: Option<u16>,
 }
 
 impl Outcome {
@@ -220,6 +223,7 @@ impl Outcome {
             live_lost: None,
             warnings,
             blocked: None,
+            cols: None,
         }
     }
 }
@@ -265,6 +269,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         Err(err) => return Outcome::failed(err, warnings),
     };
     let keys_to_pty = term.wants_keys() && matches!(output, exec::Output::Pty(_));
+    let cols = matches!(output, exec::Output::Pty(_)).then(|| term.size().cols);
     let (exited_rx, exited_tx) = match io::pipe() {
         Ok(pipe) => pipe,
         Err(err) => return Outcome::failed(other("could not create a pipe", &err), warnings),
@@ -385,6 +390,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         live_lost: report.live_lost,
         warnings,
         blocked: done.blocked,
+        cols,
     }
 }
 

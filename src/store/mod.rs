@@ -76,6 +76,10 @@ pub struct Metadata {
     /// Whether a reduction was adopted.
     #[serde(default)]
     pub reduced: bool,
+    /// The width of the PTY the command wrote to, if it wrote to one: the renderer wraps
+    /// at it, so `tj expand` numbers lines as the rendition did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u16>,
 }
 
 /// The id of `raw`: the first [`ID_LEN`] hex digits of its SHA-256, and the full digest.
@@ -353,7 +357,8 @@ impl Store {
         Ok(removed)
     }
 
-    /// The metadata stored for `id`, if any (read before it is overwritten, for dedupe).
+    /// The metadata stored for `id`, if any (read before it is overwritten, for dedupe; and
+    /// by `tj expand`, for the width the output was rendered at).
     pub fn previous(&self, id: &str) -> Option<Metadata> {
         let bytes = fs::read(self.meta_path(id)).ok()?;
         serde_json::from_slice(&bytes).ok()
