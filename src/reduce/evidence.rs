@@ -209,7 +209,9 @@ const AT_START: &[StartPattern] = &[
         &["×", "✕", "✗", "✘", "✖", "❌", "●"],
         r"\s*(?:×|✕|✗|✘|✖|❌|●) ",
     ),
-    led("numbered failure title (mocha, rspec)", DIGITS, r"\s*\d+\) \S"),
+    // Not a quoted or parenthesised value: redis-cli numbers its replies `1) "job-1"`,
+    // `2) (integer) 5`.
+    led("numbered failure title (mocha, rspec)", DIGITS, r#"\s*\d+\) [^\s"'(]"#),
     led("TAP failure", &["not ok "], r"\s*not ok \d+"),
     led("TAP/node summary", &["#"], r"#\s*(?:fail|failed|pass|tests)\s+\d+\s*$"),
     led(
@@ -1219,6 +1221,11 @@ mod tests {
             marked,
             [true, true, false, false, true, true, false, false, false, true, false]
         );
+    }
+
+    #[test]
+    fn numbered_replies_are_not_failures() {
+        assert_not_evidence(&["1) \"job-1\"", "  2) (integer) 5", "150) 'x'"]);
     }
 
     #[test]
