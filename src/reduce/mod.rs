@@ -372,6 +372,16 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
             evidence[i] = true;
         }
     }
+    // The `diagnostics` shape: past its budget, items beyond the first few of each kind stop
+    // being evidence; their kind's summary line accounts for them.
+    let diagnostics = (rule.shape.as_deref() == Some("diagnostics"))
+        .then(|| shape::diagnostics::sample(&shape::diagnostics::kinds(&lines, &evidence)))
+        .flatten();
+    if let Some(sampled) = &diagnostics {
+        for &i in &sampled.dropped {
+            evidence[i] = false;
+        }
+    }
     let distinct = match gate::evidence_lines(&lines, &evidence) {
         Ok(set) => set,
         Err(rejection) => {
@@ -403,8 +413,15 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         return out;
     }
 
-    let (body, facts, omitted, shape) =
-        candidate_body(&lines, &evidence, &kinds, rule, &compiled, table.as_ref(), input.exit_code);
+    let (body, facts, omitted, shape) = candidate_body(
+        &lines,
+        &evidence,
+        &kinds,
+        rule,
+        &compiled,
+        Shaping { table: table.as_ref(), diagnostics: diagnostics.as_ref() },
+        input.exit_code,
+    );
     out.facts = facts;
     let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
     let candidate =
@@ -548,6 +565,15 @@ fn original_text(rendered: &str, exit_code: Option<i64>) -> String {
 
 type Facts = Vec<(String, usize)>;
 
+/// What the shapes found before the evidence set was fixed, for the candidate to use.
+#[derive(Clone, Copy, Default)]
+struct Shaping<'a> {
+    /// The `table` shape's layout.
+    table: Option<&'a shape::table::Layout>,
+    /// The `diagnostics` shape's sampling.
+    diagnostics: Option<&'a shape::diagnostics::Sampled>,
+}
+
 /// Builds the lossy candidate's body: tokenjuice's order (matchOutput, skip, keep, trim,
 /// dedupe, counters, onEmpty, window), with evidence lines immune to every filter.
 fn candidate_body<'a>(
@@ -556,7 +582,7 @@ fn candidate_body<'a>(
     kinds: &[u8],
     rule: &crate::rules::Rule,
     compiled: &CompiledRule,
-    table: Option<&shape::table::Layout>,
+    shaping: Shaping<'_>,
     exit_code: Option<i64>,
 ) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
     let n = lines.len();
@@ -614,6 +640,7 @@ fn candidate_body<'a>(
         return (body, facts, omitted, None);
     }
     let (head, tail) = rule.window(exit_code);
+    let Shaping { table, diagnostics } = shaping;
     let shape = match (rule.shape.as_deref(), table) {
         (Some("search-hits"), _)
             if plan.group_search_hits(
@@ -631,6 +658,15 @@ fn candidate_body<'a>(
             plan.keep_only(&keep, evidence);
             Some("table")
         }
+        (Some("diagnostics"), _) if let Some(sampled) = diagnostics => {
+            let mut keep = vec![true; lines.len()];
+            for &i in &sampled.dropped {
+                keep[i] = false;
+            }
+            plan.keep_only(&keep, evidence);
+            plan.window(evidence, head, tail);
+            Some("diagnostics")
+        }
         (Some("log"), _) => {
             let folds = shape::log::fold(lines, evidence);
             plan.fold_similar(&folds, evidence);
@@ -642,7 +678,10 @@ fn candidate_body<'a>(
             None
         }
     };
-    let (body, omitted) = plan.render(lines, evidence);
+    let (mut body, omitted) = plan.render(lines, evidence);
+    if let (Some("diagnostics"), Some(sampled)) = (shape, diagnostics) {
+        body.extend(sampled.summaries.iter().map(|s| Cow::Owned(s.clone())));
+    }
     (body, facts, omitted, shape)
 }
 
@@ -720,7 +759,7 @@ fn format_text(
 }
 
 /// `1234567` → `1,234,567`.
-fn group(n: usize) -> String {
+pub(crate) fn group(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

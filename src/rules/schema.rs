@@ -67,10 +67,13 @@ pub struct Rule {
 ///   never fold.
 /// - `test-run`: the header's counts come from the runner's own summary lines (summed
 ///   over cargo's targets, never counting a failure twice) instead of the counters.
+/// - `diagnostics`: a list of located diagnostics (`path:12:80: E501 …`) longer than 512
+///   items keeps the first 3 of each kind (the message with numbers and quoted names
+///   masked) and one `[tj] N × kind, 3 shown` line per kind for the rest.
 ///
 /// JSON needs no shape: any output that is one JSON document or JSON Lines is first tried
 /// as a lossless table, then (unless the rule is `verbatim`) elided structurally.
-pub const SHAPES: &[&str] = &["search-hits", "table", "log", "test-run"];
+pub const SHAPES: &[&str] = &["search-hits", "table", "log", "test-run", "diagnostics"];
 
 /// Hits each file keeps under the `search-hits` shape.
 pub const HITS_PER_FILE: usize = 8;

@@ -11,10 +11,12 @@
 //! - [`log`]: long logs, runs of lines that differ only in timestamps, ids, durations and
 //!   counts folded.
 //! - [`testrun`]: the counts of a test run, from the runner's own summaries.
+//! - [`diagnostics`]: a long list of located diagnostics, sampled by kind.
 //!
 //! None of them sees the environment, a file or a rule: the pipeline in `reduce` decides
 //! when each applies and the gate decides whether its result is adopted.
 
+pub mod diagnostics;
 pub mod json_elide;
 pub mod json_table;
 pub mod log;
