@@ -214,12 +214,31 @@ fn matches(
 }
 
 /// Returns true if and only if the words after `argv[0]` that are not options start with the
-/// words of `sub` (`""`: there are none).
+/// words of `sub` (`""`: there are none), reading the word after an option either as a word
+/// or as the option's value.
 pub fn has_subcommand(argv: &[String], sub: &str) -> bool {
     let mut words = argv.iter().skip(1).filter(|a| !a.starts_with('-') && !a.starts_with('+'));
     if sub.is_empty() {
         return words.next().is_none();
     }
+    if sub.split(' ').all(|want| words.next().is_some_and(|w| w == want)) {
+        return true;
+    }
+    // Global options may take a value before the subcommand: `kubectl -n prod get`,
+    // `pnpm --filter web build`, `docker compose -f ci.yml up`, `mvn -pl core install`.
+    // Read again, taking the word after each option without `=` as its value.
+    let mut words = Vec::new();
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        if arg.starts_with('-') && arg.len() > 1 {
+            if !arg.contains('=') {
+                args.next();
+            }
+        } else if !arg.starts_with('+') {
+            words.push(arg.as_str());
+        }
+    }
+    let mut words = words.into_iter();
     sub.split(' ').all(|want| words.next().is_some_and(|w| w == want))
 }
 
@@ -352,6 +371,12 @@ mod tests {
         assert!(has_subcommand(&a(&["uv", "pip", "install", "x"]), "pip install"));
         assert!(!has_subcommand(&a(&["uv", "pip", "list"]), "pip install"));
         assert!(has_subcommand(&a(&["pnpm", "--frozen-lockfile"]), ""));
+        // Options with values before the subcommand.
+        assert!(has_subcommand(&a(&["kubectl", "-n", "prod", "get", "pods"]), "get"));
+        assert!(has_subcommand(&a(&["pnpm", "--filter", "web", "build"]), "build"));
+        assert!(has_subcommand(&a(&["docker", "compose", "-f", "ci.yml", "up"]), "compose up"));
+        assert!(has_subcommand(&a(&["mvn", "-pl", "core", "install"]), "install"));
+        assert!(!has_subcommand(&a(&["pnpm", "--filter", "web", "test"]), "build"));
         assert!(!has_subcommand(&a(&["pnpm", "test"]), ""));
     }
 
