@@ -583,8 +583,9 @@ pub fn is_evidence(line: &str) -> bool {
     let compiled = &*COMPILED;
     let start = compiled.start_mask(line);
     let any = compiled.any_mask(line);
-    (start != 0 && compiled.matcher(false, start).is_match(line.as_bytes()))
-        || (any != 0 && compiled.matcher(true, u128::from(any)).is_match(line.as_bytes()))
+    ((start != 0 && compiled.matcher(false, start).is_match(line.as_bytes()))
+        || (any != 0 && compiled.matcher(true, u128::from(any)).is_match(line.as_bytes())))
+        && !is_node_internal_frame(line)
 }
 
 /// Marks which lines are evidence. `lines` are already rendered (no ANSI, no `\r`).
@@ -627,7 +628,8 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
         .zip(&led)
         .map(|((line, &any), &led)| {
             let bytes = line.as_bytes();
-            (led && start.is_match(bytes)) || (any != 0 && anywhere.is_match(bytes))
+            ((led && start.is_match(bytes)) || (any != 0 && anywhere.is_match(bytes)))
+                && !is_node_internal_frame(line)
         })
         .collect();
     let mut marked = base.clone();
@@ -636,6 +638,15 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
         mark_context(lines, &base, i, &mut marked, &mut diff_end);
     }
     marked
+}
+
+/// A frame inside Node.js itself (`    at Module._compile (node:internal/modules/cjs/
+/// loader:1105:14)`): the runtime's plumbing under every stack, never where a fix goes. Not
+/// evidence, so a rule may skip it.
+fn is_node_internal_frame(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    trimmed.starts_with("at ")
+        && (trimmed.contains("(node:internal/") || trimmed.starts_with("at node:internal/"))
 }
 
 /// How many bytes of lines [`Compiled::triggered_lines`] joins before scanning: large enough
@@ -1137,8 +1148,6 @@ mod tests {
             "    >  8 |     expect(applyCoupon({ id: 'c2' })).toEqual({ id: 'c2' });",
             "      at Object.toEqual (__tests__/coupon.test.js:8:58)",
             "      at Object.<anonymous> (src/x.test.js:5:13)",
-            "    at node:internal/main/run_main_module:28:49",
-            "    at Function.executeUserEntryPoint [as runMain] (node:internal/run_main:164:12)",
             "Test Suites: 1 failed, 8 passed, 9 total",
             "Tests:       2 failed, 242 passed, 244 total",
             "    TypeError: Cannot read properties of undefined (reading 'id')",
@@ -1221,6 +1230,16 @@ mod tests {
             marked,
             [true, true, false, false, true, true, false, false, false, true, false]
         );
+    }
+
+    #[test]
+    fn node_internal_frames_are_not_evidence() {
+        assert_not_evidence(&[
+            "    at Module._compile (node:internal/modules/cjs/loader:1105:14)",
+            "    at node:internal/main/run_main_module:23:47",
+            "    at Function.executeUserEntryPoint [as runMain] (node:internal/run_main:164:12)",
+        ]);
+        assert_evidence(&["    at Object.<anonymous> (/app/src/index.js:3:9)"]);
     }
 
     #[test]
