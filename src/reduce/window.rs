@@ -121,9 +121,7 @@ impl Plan {
     /// Evidence lines always stay (the folds never contain one; this re-checks).
     pub fn fold_similar(&mut self, folds: &[super::shape::log::Fold], evidence: &[bool]) {
         for fold in folds {
-            let period = fold.period.max(1);
-            let inner = fold.start + period..fold.end.saturating_sub(period);
-            for i in inner {
+            for i in fold.omitted() {
                 if self.state[i].is_none() && !evidence[i] {
                     self.state[i] = Some(Drop::Similar);
                 }
@@ -274,8 +272,21 @@ impl Plan {
                     }
                     let run = start..i;
                     let reasons = &self.state[run.clone()];
-                    if reasons.iter().all(|r| *r == Some(Drop::Blank)) {
-                        omitted.blank += run.len();
+                    // Blank lines and lines the rule names as noise go silently: the
+                    // closing notice counts them, and a marker per skipped line between
+                    // kept ones (a log with DEBUG lines interleaved) would cost more than
+                    // it tells. What the window cuts, content tj did not judge, is marked.
+                    if reasons
+                        .iter()
+                        .all(|r| matches!(r, Some(Drop::Blank | Drop::Noise | Drop::Filtered)))
+                    {
+                        for reason in reasons.iter().flatten() {
+                            match reason {
+                                Drop::Noise => omitted.noise += 1,
+                                Drop::Filtered => omitted.filtered += 1,
+                                _ => omitted.blank += 1,
+                            }
+                        }
                         last_group = 0;
                         continue;
                     }

@@ -10,7 +10,14 @@ fn artifact_id(text: &str) -> String {
 #[test]
 fn reduce_keeps_failures_stores_the_original_privately_and_expand_brings_it_back() {
     let env = TestEnv::new();
-    let raw = cargo_test_output(400);
+    // The failing test printed a long log before it panicked: the window cuts its middle
+    // (passing tests, being noise, go silently).
+    let log: String = (0..150).map(|i| format!("setup step {i}: seeded table t{i}\n")).collect();
+    let raw = cargo_test_output(400).replace(
+        "---- module::tests::broken stdout ----\n\n",
+        &format!("---- module::tests::broken stdout ----\n{log}\n"),
+    );
+    assert!(raw.contains("setup step 149"));
     let out = env.run(&["reduce", "--exit-code", "101", "--", "cargo", "test"], raw.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);

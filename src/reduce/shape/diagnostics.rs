@@ -206,9 +206,9 @@ pub fn sample(kinds: &[Kind]) -> Option<Sampled> {
     Some(sampled)
 }
 
-/// The line that accounts for the items of one kind: `[tj] 1,204 × E501 line too long (#
-/// > # characters), 3 shown`. `tj rules verify` looks for `× {signature},` to know a
-/// sampled item's kind was reported.
+/// The line that accounts for the items of one kind, such as
+/// `[tj] 1,204 × E501 line too long (# > # characters), 3 shown`. `tj rules verify` looks
+/// for `× {signature},` to know a sampled item's kind was reported.
 pub fn summary(count: usize, signature: &str) -> String {
     format!("[tj] {} × {signature}, {PER_KIND} shown", crate::reduce::group(count))
 }
