@@ -858,6 +858,9 @@ pub struct JsonClassification<'a> {
     pub confidence: f64,
     /// The rule's layer.
     pub layer: &'static str,
+    /// The shape reducer that made the rendition, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<&'static str>,
 }
 
 /// `tokens` of [`JsonRendition`].
@@ -892,6 +895,7 @@ impl Reduction {
                 matched_reducer: &self.rule,
                 confidence: if self.fallback { 0.2 } else { 0.9 },
                 layer: self.layer.as_str(),
+                shape: self.shape,
             },
             raw_ref: self.artifact.as_ref(),
             exit_code: self.exit_code,

@@ -172,6 +172,9 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
                 problem(format!("evidence line {line:?} is missing"));
             }
         }
+        if let Err(why) = round_trip(&first, case) {
+            problem(why);
+        }
         let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
         // JSON shapes re-encode or re-indent: their lines are checked by the round trip
         // (tables) or by evidence and must_keep (elision), not line by line.
@@ -201,6 +204,64 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         }
     }
     report
+}
+
+/// For the lossless JSON shapes, decodes the rendition and compares it with the original
+/// (as values: key order within an object aside). Lossless must mean lossless.
+fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
+    use crate::reduce::shape::{json_table, ndjson};
+    let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+    let lines = reduce::split_lines(&rendered);
+    let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+    let last = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+    let body = &lines[first..last.max(first)];
+    // The rendition without tj's exit-code header.
+    let table = match out.text.split_once('\n') {
+        Some((head, rest)) if head.starts_with("[tj] exit ") => rest,
+        _ => out.text.as_str(),
+    };
+    match out.shape {
+        Some("json-table") => {
+            let decoded = json_table::decode(table)
+                .map_err(|e| format!("the JSON table does not decode: {e}"))?;
+            let original: serde_json::Value =
+                serde_json::from_str(&body.join("\n")).map_err(|e| {
+                    format!("a JSON table was adopted for output that is not JSON: {e}")
+                })?;
+            if decoded != original {
+                return Err(
+                    "the JSON table decodes to something other than the original".to_owned()
+                );
+            }
+        }
+        Some("ndjson-table") => {
+            let decoded = ndjson::decode(table)
+                .map_err(|e| format!("the JSON Lines table does not decode: {e}"))?;
+            if decoded.len() != body.len() {
+                return Err(format!(
+                    "the JSON Lines table decodes to {} lines, not {}",
+                    decoded.len(),
+                    body.len()
+                ));
+            }
+            for (n, (line, value)) in body.iter().zip(&decoded).enumerate() {
+                let same = match value {
+                    ndjson::LineValue::Json(v) => {
+                        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|o| &o == v)
+                    }
+                    ndjson::LineValue::Verbatim(text) => text == line,
+                };
+                if !same {
+                    return Err(format!(
+                        "the JSON Lines table's line {} decodes to something else",
+                        n + 1
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Whether `line`, a diagnostic the `diagnostics` shape sampled away, is accounted for by
