@@ -2,8 +2,9 @@
 //! in-process well under 1 ms).
 //!
 //! `cargo bench --bench reduce`. Groups: `synthetic` (a 100 KB cargo-test run with three
-//! failures, and 100 KB of plain log), `stages` (render, classify) and `fixtures` (every
-//! case under tests/fixtures, `Throughput::Bytes`).
+//! failures, and 100 KB of plain log), `stages` (render of 100 KB of plain text and of 1 MB
+//! of PTY output, with and without a width; classify) and `fixtures` (every case under
+//! tests/fixtures, `Throughput::Bytes`).
 
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
@@ -38,6 +39,27 @@ fn plain_log_100k() -> String {
             i / 60 % 60,
             i % 60
         );
+        i += 1;
+    }
+    raw
+}
+
+/// About 1 MB of what cargo writes to a PTY: coloured `Compiling` lines between `\r\x1b[K`
+/// redraws of its progress bar, then coloured test lines, all with `\r\n` endings.
+fn pty_1m() -> String {
+    let mut raw = String::new();
+    let mut i = 0;
+    while raw.len() < 1_000_000 {
+        let _ = write!(
+            raw,
+            "\x1b[1m\x1b[92m   Compiling\x1b[0m crate_{i} v0.1.{i}\r\n\x1b[1m\x1b[96m    Building\x1b[0m [{:=>w$}>{:w2$}] {i}/99999: crate_{i}, crate_{}(build.rs)\r\x1b[K",
+            "",
+            "",
+            i + 1,
+            w = i % 40,
+            w2 = 40 - i % 40,
+        );
+        let _ = write!(raw, "test module_{}::tests::case_{i:05} ... \x1b[32mok\x1b[0m\r\n", i % 17);
         i += 1;
     }
     raw
@@ -88,6 +110,15 @@ fn synthetic(c: &mut Criterion) {
     group.bench_function("render_100k_plain", |b| {
         b.iter(|| black_box(reduce::terminal::render(cargo.as_bytes())));
     });
+    let pty = pty_1m();
+    group.throughput(Throughput::Bytes(pty.len() as u64));
+    group.bench_function("render_1m_pty", |b| {
+        b.iter(|| black_box(reduce::terminal::render(pty.as_bytes())));
+    });
+    group.bench_function("render_width_1m_pty", |b| {
+        b.iter(|| black_box(reduce::terminal::render_width(pty.as_bytes(), Some(100))));
+    });
+    group.throughput(Throughput::Bytes(cargo.len() as u64));
     let rendered = reduce::terminal::render(cargo.as_bytes());
     let lines = reduce::split_lines(&rendered);
     group.bench_function("classify_100k", |b| {

@@ -5,10 +5,42 @@
 //! progress areas, backspaces, colours, window titles and hyperlinks. [`render`] plays those
 //! bytes on a model terminal of infinite width and infinite scrollback and returns what was
 //! left on it, with every escape sequence removed, in one pass over the input.
+//! [`render_width`] does the same on a screen of a given width, which wraps.
 //!
 //! It does not trim, dedupe or judge the text (the transforms after it do), it does no I/O,
-//! and it is not a terminal emulator: there are no wide characters, no auto-wrap, no tab
-//! stops, no scroll regions and no attributes. A cell is a `char`; a tab is one cell.
+//! and it is not a terminal emulator: there are no wide characters, no tab stops, no scroll
+//! regions and no attributes. A cell is a `char`; a tab is one cell.
+//!
+//! # Width and autowrap
+//!
+//! Some programs rely on the terminal's autowrap (DECAWM) to move to the next row: indicatif,
+//! the progress bar under cargo-nextest, pads every line it prints above its bar with spaces
+//! to exactly the terminal's width and writes no line feed, then moves up over its bar and
+//! erases it row by row. On a screen of infinite width that is all one line, which the erases
+//! wipe. So when the capture's width is known, the model wraps as a terminal does: a
+//! character printed in the last column leaves the cursor there with a wrap pending, and the
+//! next printed character goes to column 0 of the next row (a *soft* wrap, which creates
+//! the row at the bottom like a line feed); `\r`, `\n`, cursor movement and erasing cancel a
+//! pending wrap. Cursor movement, erase-in-line and erase-in-display then act on screen rows,
+//! so a line that wrapped over two rows takes two erases to remove, as on a terminal.
+//!
+//! The rendition joins rows back into logical lines the way a terminal reflows its text on a
+//! resize: a row the text soft-wrapped out of continues on the next one with no `\n`, so a
+//! long compiler message comes out as one line. One heuristic overrides that: a soft-wrapped
+//! row whose last two cells are spaces is taken to end in padding and ends a line of its own,
+//! which is what indicatif's padded lines need (the last cell of such a row was printed, as
+//! only printing in the last column wraps, and erasing a row's end forgets the wrap). A long
+//! line of ordinary text whose row break falls just after two spaces is split there; nothing
+//! of it is lost. Trailing spaces, padding included, stay in the rendition; the lines taken
+//! from it are trimmed later, as without a width. A cell is a `char` here too: a wide (CJK,
+//! emoji) character counts one column where a terminal gives it two and a tab counts one
+//! where a terminal moves to the next tab stop, so such text wraps later here than on screen.
+//! Autowrap is always on: a program that turns it off (`CSI ? 7 l`) and writes past the last
+//! column is wrapped anyway, where a terminal would overwrite that column.
+//!
+//! Input with no control character besides `\n` and `\t` is returned as it is, width or
+//! not: its long lines would wrap and join back into themselves, and text that nothing drew
+//! has no padding to look for.
 //!
 //! Where a real terminal would destroy text the agent may need, the model keeps it instead,
 //! and says so where it does: clearing the screen keeps what was on it (`CSI 2J`), and an
@@ -67,13 +99,6 @@ const C1_LEAD: u8 = 0xC2;
 
 /// Renders raw terminal bytes to the plain text the screen finally showed.
 ///
-/// [`render`] for a terminal `cols` wide. (Wrapping at the width is being built; until it
-/// lands this is [`render`].)
-pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
-    let _ = cols;
-    render(bytes)
-}
-
 /// Plays `bytes` on a terminal of infinite width and scrollback: a printed character
 /// overwrites the cell under the cursor, `\r` returns to column 0 so that
 /// `"Downloading 50%\rDone"` leaves `"Doneloading 50%"`, `\n` starts the next row at column 0
@@ -89,7 +114,8 @@ pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 /// `4 × bytes.len() + 4096` bytes whatever the input asks for.
 ///
 /// Returns the input borrowed when it is valid UTF-8 holding no control other than `\n` and
-/// `\t`, which is the common case of a pipe capture.
+/// `\t`, which is the common case of a pipe capture. [`render_width`] renders on a screen of
+/// known width instead, which wraps.
 ///
 /// ```
 /// use tj::reduce::terminal::render;
@@ -100,6 +126,32 @@ pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 /// ```
 #[must_use]
 pub fn render(bytes: &[u8]) -> Cow<'_, str> {
+    render_width(bytes, None)
+}
+
+/// Renders raw terminal bytes as [`render`] does, on a screen `cols` cells wide when given.
+///
+/// `None` (and `Some(0)`) is the infinite width of [`render`], with the same result byte for
+/// byte. With a width the screen wraps: a character printed in the last column leaves a wrap
+/// pending, the next one starts the next row, and `\r`, `\n`, cursor movement and erasing
+/// cancel a pending wrap, so exactly `cols` characters and `\r\n` are one row, not two.
+/// Cursor movement and erasing act on those rows. In the result a soft-wrapped row runs on
+/// into the next one unless its last two cells are spaces (padding to the width, which ends
+/// the line there); see the [module docs](self) for why. Input holding no control besides
+/// `\n` and `\t` is returned borrowed and unchanged, long lines included.
+///
+/// ```
+/// use tj::reduce::terminal::render_width;
+///
+/// // A progress line that wrapped over two rows of a 10-column screen takes two erases.
+/// let bar = b"[=====>   ] 50%\r\x1b[2K\x1b[1A\r\x1b[2KDone\r\n";
+/// assert_eq!(render_width(bar, Some(10)), "Done\n");
+/// // Lines padded to the width end where the padding does; a long line is joined back.
+/// let padded = b"ok 1      ok 2      \x1b[1mthe rest of a long line\x1b[0m\r\n";
+/// assert_eq!(render_width(padded, Some(10)), "ok 1      \nok 2      \nthe rest of a long line\n");
+/// ```
+#[must_use]
+pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
     if is_plain(bytes) {
         // `from_utf8` first: it has a word-at-a-time ASCII path that `from_utf8_lossy`'s
         // chunk iterator lacks, and valid input is the rule.
@@ -108,7 +160,8 @@ pub fn render(bytes: &[u8]) -> Cow<'_, str> {
             Err(_) => String::from_utf8_lossy(bytes),
         };
     }
-    Cow::Owned(Terminal::new(bytes.len()).play(bytes))
+    let width = cols.filter(|&cols| cols > 0).map_or(usize::MAX, usize::from);
+    Cow::Owned(Terminal::new(bytes.len(), width).play(bytes))
 }
 
 /// Removes escape sequences and control characters without playing them: no cursor
@@ -349,11 +402,12 @@ struct Terminal {
 }
 
 impl Terminal {
-    fn new(input_len: usize) -> Self {
+    /// A terminal `width` cells wide (`usize::MAX` for no wrapping) for `input_len` bytes.
+    fn new(input_len: usize, width: usize) -> Self {
         Terminal {
             // The rendition is rarely longer than its input, so reserving that much once
             // keeps the output buffer from growing, and is the whole of the memory cost.
-            main: Screen::new(input_len, true),
+            main: Screen::new(input_len, true, width),
             alt: None,
             state: State::Ground,
             csi: Csi::default(),
@@ -635,10 +689,7 @@ impl Terminal {
                 screen.newline(budget);
             }
             b'\r' => self.screen().col = 0,
-            BS => {
-                let screen = self.screen();
-                screen.col = screen.col.saturating_sub(1);
-            }
+            BS => self.screen().back(1),
             b'\t' => self.print_char('\t'),
             ESC => self.state = State::Escape,
             // Lossy: BEL, NUL, SO/SI, CAN, SUB, DEL and the rest show nothing.
@@ -718,7 +769,7 @@ impl Terminal {
                 screen.col = 0;
             }
             b'C' => screen.set_col(screen.col.saturating_add(n)),
-            b'D' => screen.col = screen.col.saturating_sub(n),
+            b'D' => screen.back(n),
             b'H' | b'f' => screen.position(n - 1, second - 1),
             b's' => screen.save(),
             b'u' => screen.restore(),
@@ -733,7 +784,8 @@ impl Terminal {
         for &mode in &params[..count] {
             match (mode, set) {
                 (47 | 1047 | 1049, true) => {
-                    self.alt.get_or_insert_with(|| Screen::new(0, false));
+                    let width = self.main.width;
+                    self.alt.get_or_insert_with(|| Screen::new(0, false, width));
                 }
                 // Lossy: what a full-screen program drew is gone once it gives the screen
                 // back; the main screen is what stayed visible.
@@ -756,9 +808,30 @@ fn utf8_len(lead: u8) -> usize {
     }
 }
 
-/// One row the cursor can still reach.
+/// One row the cursor can still reach: its cells, and whether text wrapped out of it.
 #[derive(Debug)]
-enum Row {
+struct Row {
+    line: Line,
+    /// Autowrap took the cursor from this row's last column to the next row, and nothing has
+    /// erased the row's end since.
+    wrapped: bool,
+}
+
+impl Row {
+    fn new(text: String) -> Self {
+        Row { line: Line::new(text), wrapped: false }
+    }
+
+    /// Whether the row runs on into the next one in the rendition: text wrapped out of it and
+    /// it does not end in padding (see the module docs).
+    fn joins_next(&self) -> bool {
+        self.wrapped && !self.line.ends_in_padding()
+    }
+}
+
+/// The cells of a row.
+#[derive(Debug)]
+enum Line {
     /// A row that has only been appended to, cut short or cleared, which is nearly every row.
     /// `cells` is its length in `char`s.
     Text { text: String, cells: usize },
@@ -771,15 +844,15 @@ enum Row {
     Cells { cells: Vec<char>, blank: usize },
 }
 
-impl Row {
+impl Line {
     fn new(text: String) -> Self {
-        Row::Text { text, cells: 0 }
+        Line::Text { text, cells: 0 }
     }
 
     fn cells(&self) -> usize {
         match self {
-            Row::Text { cells, .. } => *cells,
-            Row::Cells { cells, .. } => cells.len(),
+            Line::Text { cells, .. } => *cells,
+            Line::Cells { cells, .. } => cells.len(),
         }
     }
 
@@ -787,41 +860,49 @@ impl Row {
         self.cells() == 0
     }
 
+    /// Whether the last two cells are spaces.
+    fn ends_in_padding(&self) -> bool {
+        match self {
+            Line::Text { text, .. } => text.ends_with("  "),
+            Line::Cells { cells, .. } => matches!(cells.as_slice(), [.., ' ', ' ']),
+        }
+    }
+
     /// Edits the row as cells and its known-blank prefix, converting it to that form first.
     fn edit_cells(&mut self, edit: impl FnOnce(&mut Vec<char>, &mut usize)) {
         match self {
-            Row::Cells { cells, blank } => edit(cells, blank),
-            Row::Text { text, .. } => {
+            Line::Cells { cells, blank } => edit(cells, blank),
+            Line::Text { text, .. } => {
                 let (mut cells, mut blank) = (text.chars().collect(), 0);
                 edit(&mut cells, &mut blank);
-                *self = Row::Cells { cells, blank };
+                *self = Line::Cells { cells, blank };
             }
         }
     }
 
     fn append(&mut self, run: &str, n: usize) {
         match self {
-            Row::Text { text, cells } => {
+            Line::Text { text, cells } => {
                 text.push_str(run);
                 *cells += n;
             }
-            Row::Cells { cells, .. } => cells.extend(run.chars()),
+            Line::Cells { cells, .. } => cells.extend(run.chars()),
         }
     }
 
     fn pad(&mut self, n: usize) {
         match self {
-            Row::Text { text, cells } => {
+            Line::Text { text, cells } => {
                 text.extend(std::iter::repeat_n(' ', n));
                 *cells += n;
             }
-            Row::Cells { cells, .. } => cells.extend(std::iter::repeat_n(' ', n)),
+            Line::Cells { cells, .. } => cells.extend(std::iter::repeat_n(' ', n)),
         }
     }
 
     /// Writes `run`, `n` cells wide, over the cells from `col`, which is inside the row.
     fn overwrite(&mut self, col: usize, run: &str, n: usize) {
-        if let Row::Text { text, cells } = self
+        if let Line::Text { text, cells } = self
             && text.len() == *cells
             && run.len() == n
         {
@@ -849,7 +930,7 @@ impl Row {
     /// Erases from cell `col` to the end of the row.
     fn truncate(&mut self, col: usize) {
         match self {
-            Row::Text { text, cells } if col == 0 || text.len() == *cells => {
+            Line::Text { text, cells } if col == 0 || text.len() == *cells => {
                 text.truncate(col);
                 *cells = col;
             }
@@ -876,13 +957,13 @@ impl Row {
     /// Appends the row's text to `out`; returns the row's buffer when it is worth reusing.
     fn finish_into(self, out: &mut String) -> Option<String> {
         match self {
-            Row::Text { mut text, .. } => {
+            Line::Text { mut text, .. } => {
                 out.push_str(&text);
                 text.clear();
                 // A buffer grown by one very long row is not kept for the short ones after.
                 (text.capacity() <= 4096).then_some(text)
             }
-            Row::Cells { cells, .. } => {
+            Line::Cells { cells, .. } => {
                 out.extend(cells);
                 None
             }
@@ -916,6 +997,9 @@ struct Screen {
     floor: usize,
     /// False for the alternate screen, which has no scrollback to push a cleared screen to.
     keeps_history: bool,
+    /// Cells in a row, `usize::MAX` for no wrapping. The cursor column is at most this: equal
+    /// to it when a wrap is pending after a character printed in the last column.
+    width: usize,
     /// The buffer of the last row that went into `done`, for the next new row.
     spare: Option<String>,
     /// Whether anything was printed since the last `CSI 2J`; if not, the screen it left is
@@ -924,7 +1008,7 @@ struct Screen {
 }
 
 impl Screen {
-    fn new(capacity: usize, keeps_history: bool) -> Self {
+    fn new(capacity: usize, keeps_history: bool, width: usize) -> Self {
         Screen {
             done: String::with_capacity(capacity),
             rows: VecDeque::from([Row::new(String::new())]),
@@ -934,25 +1018,29 @@ impl Screen {
             saved: (0, 0),
             floor: 0,
             keeps_history,
+            width,
             spare: None,
             printed: false,
         }
     }
 
-    /// The rendition: finished rows, then the reachable ones, joined by `\n`.
+    /// The rendition: finished rows, then the reachable ones, joined by `\n` where a row
+    /// does not run on into the next.
     fn into_text(mut self) -> String {
         let mut out = self.done;
+        let mut joins = false;
         for (i, row) in self.rows.drain(..).enumerate() {
-            if i > 0 {
+            if i > 0 && !joins {
                 out.push('\n');
             }
-            row.finish_into(&mut out);
+            joins = row.joins_next();
+            row.line.finish_into(&mut out);
         }
         out
     }
 
     fn cells(&self, r: usize) -> usize {
-        self.rows.get(r).map_or(0, Row::cells)
+        self.rows.get(r).map_or(0, |row| row.line.cells())
     }
 
     /// Creates the rows up to the cursor's, if it is past the last one. `free` of them come
@@ -976,27 +1064,78 @@ impl Screen {
             if self.rows.len() > REACHABLE_ROWS
                 && let Some(row) = self.rows.pop_front()
             {
-                self.spare = row.finish_into(&mut self.done);
-                self.done.push('\n');
+                let joins = row.joins_next();
+                self.spare = row.line.finish_into(&mut self.done);
+                if !joins {
+                    self.done.push('\n');
+                }
                 self.flushed += 1;
                 self.row -= 1;
             }
         }
     }
 
-    /// Writes `run`, which is `cells` cells wide, at the cursor and moves past it.
+    /// Writes `run`, which is `cells` cells wide, at the cursor and moves past it, wrapping
+    /// at the screen's width.
     fn print(&mut self, run: &str, cells: usize, budget: &mut usize) {
         self.printed = true;
+        let room = self.width - self.col;
         // The common case by far: text appended where the cursor's row ends.
         if let Some(row) = self.rows.get_mut(self.row)
-            && row.cells() == self.col
+            && row.line.cells() == self.col
+            && cells <= room
         {
-            row.append(run, cells);
+            row.line.append(run, cells);
             self.col += cells;
             return;
         }
+        if cells <= room {
+            self.put(run, cells, budget);
+        } else {
+            self.print_wrapping(run, cells, budget);
+        }
+    }
+
+    /// Prints `run`, which is wider than what is left of the cursor's row (or a wrap is
+    /// pending): a row's worth at a time, soft-wrapping between them.
+    fn print_wrapping(&mut self, mut run: &str, mut cells: usize, budget: &mut usize) {
+        loop {
+            if self.col >= self.width {
+                self.wrap(budget);
+            }
+            // At least 1: no wrap is pending now.
+            let room = self.width - self.col;
+            if cells <= room {
+                self.put(run, cells, budget);
+                return;
+            }
+            let at = if run.len() == cells {
+                room
+            } else {
+                run.char_indices().nth(room).map_or(run.len(), |(at, _)| at)
+            };
+            let Some((head, tail)) = run.split_at_checked(at) else { return };
+            self.put(head, room, budget);
+            (run, cells) = (tail, cells - room);
+        }
+    }
+
+    /// A pending wrap carried out: the row is marked soft-wrapped and the cursor goes to
+    /// column 0 of the next row, which is created like a line feed's.
+    fn wrap(&mut self, budget: &mut usize) {
+        if let Some(row) = self.rows.get_mut(self.row) {
+            row.wrapped = true;
+        }
+        self.row = self.row.saturating_add(1);
+        self.materialize(1, budget);
+        self.col = 0;
+    }
+
+    /// Writes `run`, which is `cells` cells wide and fits in the row, at the cursor and moves
+    /// past it.
+    fn put(&mut self, run: &str, cells: usize, budget: &mut usize) {
         self.materialize(0, budget);
-        let Some(row) = self.rows.get_mut(self.row) else { return };
+        let Some(Row { line: row, .. }) = self.rows.get_mut(self.row) else { return };
         let have = row.cells();
         if self.col >= have {
             let pad = (self.col - have).min(*budget);
@@ -1041,10 +1180,22 @@ impl Screen {
         self.clamp_col();
     }
 
+    /// `\b` and `CSI D`: `n` cells left, from the last column when a wrap is pending.
+    fn back(&mut self, n: usize) {
+        self.settle();
+        self.col = self.col.saturating_sub(n);
+    }
+
+    /// Cancels a pending wrap, leaving the cursor in the last column.
+    fn settle(&mut self) {
+        self.col = self.col.min(self.width - 1);
+    }
+
     /// Keeps the cursor within [`MAX_GAP`] cells of its row's end, so that no single
-    /// movement can ask for a gigabyte of padding.
+    /// movement can ask for a gigabyte of padding, and inside the screen's width, which
+    /// also cancels a pending wrap.
     fn clamp_col(&mut self) {
-        self.col = self.col.min(self.cells(self.row) + MAX_GAP);
+        self.col = self.col.min(self.cells(self.row) + MAX_GAP).min(self.width - 1);
     }
 
     /// `CSI row ; col H`, both 0-based here.
@@ -1075,14 +1226,20 @@ impl Screen {
 
     /// `CSI K`: 0 erases to the end of the row, 1 blanks from its start through the cursor,
     /// 2 clears it; the cursor stays. A row left blank is left empty, not full of spaces.
+    /// Erasing a row's last column also erases the mark that text wrapped out of it.
     fn erase_in_line(&mut self, mode: usize) {
+        self.settle();
         let col = self.col;
-        let Some(row) = self.rows.get_mut(self.row) else { return };
+        let ends_row = mode == 0 || mode == 2 || (mode == 1 && col + 1 >= self.width);
+        let Some(Row { line: row, wrapped }) = self.rows.get_mut(self.row) else { return };
         match mode {
             0 if col < row.cells() => row.truncate(col),
             1 if col + 1 < row.cells() => row.blank_through(col),
             1 | 2 => row.truncate(0),
             _ => {}
+        }
+        if ends_row {
+            *wrapped = false;
         }
     }
 
@@ -1096,6 +1253,7 @@ impl Screen {
     /// cleared screen into the scrollback, so that what is drawn next with `CSI H` lands on
     /// new rows instead of overwriting old ones; the cursor keeps its place on the screen.
     fn erase_in_display(&mut self, mode: usize) {
+        self.settle();
         match mode {
             0 if self.row < self.rows.len() => {
                 self.erase_in_line(0);
@@ -1104,12 +1262,12 @@ impl Screen {
             2 => {
                 let on_screen = (self.flushed + self.row).saturating_sub(self.top());
                 if !self.keeps_history {
-                    *self = Screen { col: self.col, ..Screen::new(0, false) };
+                    *self = Screen { col: self.col, ..Screen::new(0, false, self.width) };
                     self.row = on_screen;
                     return;
                 }
                 if self.printed {
-                    let last = self.rows.iter().rposition(|row| !row.is_blank());
+                    let last = self.rows.iter().rposition(|row| !row.line.is_blank());
                     self.floor = self.flushed + last.map_or(0, |r| r + 1);
                     self.printed = false;
                 }
@@ -1132,7 +1290,7 @@ mod tests {
 
     /// The screen model, bypassing the fast path.
     fn screen(bytes: &[u8]) -> String {
-        Terminal::new(bytes.len()).play(bytes)
+        Terminal::new(bytes.len(), usize::MAX).play(bytes)
     }
 
     fn assert_clean(out: &str) {
@@ -1737,6 +1895,196 @@ mod tests {
         assert_eq!(out.matches("format0").count(), 1);
     }
 
+    // Width and autowrap.
+
+    fn rw(bytes: &[u8], cols: u16) -> String {
+        render_width(bytes, Some(cols)).into_owned()
+    }
+
+    /// `\x1b[0m` in front keeps a test input off the fast path.
+    fn drawn(text: &str) -> Vec<u8> {
+        format!("\x1b[0m{text}").into_bytes()
+    }
+
+    #[test]
+    fn no_width_renders_as_render_does() {
+        for input in [
+            &b"a\r\nb"[..],
+            JEST_FAILURES_PTY.as_bytes(),
+            CARGO_CLIPPY_PTY.as_bytes(),
+            b"plain\n",
+            b"\x1b[?1049hfull\x1b[2J",
+        ] {
+            assert_eq!(render_width(input, None), render(input));
+            assert_eq!(render_width(input, Some(0)), render(input));
+        }
+    }
+
+    #[test]
+    fn long_plain_line_renders_unchanged_at_any_width() {
+        let text = format!("{}  {}\nshort\n", "x".repeat(98), "y".repeat(150));
+        assert!(matches!(render_width(text.as_bytes(), Some(100)), Cow::Borrowed(_)));
+        assert_eq!(rw(text.as_bytes(), 100), text);
+        // Drawn through the screen model, its soft-wrapped rows join back into one line.
+        let long = "z".repeat(250);
+        assert_eq!(rw(&drawn(&format!("{long}\r\n{long}")), 100), format!("{long}\n{long}"));
+    }
+
+    #[test]
+    fn exactly_the_width_then_a_line_break_is_one_row() {
+        assert_eq!(rw(&drawn("0123456789\r\nnext\r\n"), 10), "0123456789\nnext\n");
+        assert_eq!(rw(&drawn("0123456789\nnext"), 10), "0123456789\nnext");
+        assert_eq!(rw(&drawn("0123456789\r\n\r\n"), 10), "0123456789\n\n");
+        // And at the end of the input, a pending wrap adds no row.
+        assert_eq!(rw(&drawn("0123456789"), 10), "0123456789");
+    }
+
+    #[test]
+    fn pending_wrap_waits_for_the_next_printed_character() {
+        assert_eq!(rw(&drawn("0123456789X"), 10), "0123456789X");
+        assert_eq!(rw(&drawn("0123456789\rX"), 10), "X123456789");
+        // Cursor movement and erasing cancel it, acting from the last column.
+        assert_eq!(rw(&drawn("0123456789\x08X"), 10), "01234567X9");
+        assert_eq!(rw(&drawn("0123456789\x1b[KX"), 10), "012345678X");
+        assert_eq!(rw(&drawn("0123456789\x1b[3CX"), 10), "012345678X");
+        assert_eq!(rw(&drawn("0123456789\x1b[GX"), 10), "X123456789");
+        // A colour between the two does not.
+        assert_eq!(rw(&drawn("0123456789\x1b[31mX"), 10), "0123456789X");
+    }
+
+    #[test]
+    fn a_progress_line_wrapped_over_two_rows_takes_two_erases() {
+        let frame = "Fetching crates [=======>    ] 12/40"; // 36 cells: two rows of 20
+        let two = format!("{frame}\r\x1b[2K\x1b[1A\r\x1b[2KDone\r\n");
+        assert_eq!(rw(&drawn(&two), 20), "Done\n");
+        // One erase clears only the row the cursor is on; the first stays, as on a screen.
+        let one = format!("{frame}\r\x1b[2KDone\r\n");
+        let out = rw(&drawn(&one), 20);
+        assert_eq!(out, "Fetching crates [===Done\n");
+        // Without a width one erase is enough: the frame was one row.
+        assert_eq!(r(&drawn(&one)), "Done\n");
+    }
+
+    #[test]
+    fn cursor_moves_count_screen_rows() {
+        let a25 = "a".repeat(25);
+        let out = rw(&drawn(&format!("{a25}\x1b[2A\rX")), 10);
+        assert_eq!(out, format!("X{}", "a".repeat(24)));
+        // Erasing below from the first row removes all three.
+        assert_eq!(rw(&drawn(&format!("{a25}\x1b[2A\r\x1b[Jok")), 10), "ok");
+        // `CSI C` stops at the last column.
+        assert_eq!(rw(&drawn("ab\x1b[99CZ"), 10), "ab       Z");
+    }
+
+    #[test]
+    fn rows_padded_to_the_width_end_their_lines() {
+        let padded = |text: &str| format!("{text:<20}");
+        let input = format!(
+            "{}{}{}\x1b[1mthis line is longer than the screen\x1b[0m{}\r\n",
+            padded("   PASS a"),
+            padded(""),
+            padded("   FAIL b"),
+            " ".repeat(5)
+        );
+        let out = rw(&drawn(&input), 20);
+        let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+        assert_eq!(lines, ["   PASS a", "", "   FAIL b", "this line is longer than the screen"]);
+    }
+
+    #[test]
+    fn erasing_a_rows_end_forgets_that_it_wrapped() {
+        // Row 1 wrapped into row 2, then was cut short: the two are separate lines again.
+        let out = rw(&drawn("0123456789abc\x1b[1A\x1b[6G\x1b[K\x1b[1B\r\x1b[2Knew"), 10);
+        assert_eq!(out, "01234\nnew");
+        // Blanking up to the cursor keeps the mark unless the cursor is in the last column.
+        assert_eq!(rw(&drawn("0123456789abc\x1b[1A\x1b[2G\x1b[1K"), 10), "  23456789abc");
+    }
+
+    #[test]
+    fn non_ascii_characters_count_one_column() {
+        let out = rw(&drawn(&format!("{}\r\x1b[K", "ä".repeat(12))), 10);
+        assert_eq!(out, "ä".repeat(10));
+        let out = rw(&drawn(&format!("{}\x1b[1A\rX", "✓".repeat(12))), 10);
+        assert_eq!(out, format!("X{}", "✓".repeat(11)));
+    }
+
+    #[test]
+    fn a_row_of_one_column_wraps_every_character() {
+        assert_eq!(rw(&drawn("abc\x1b[1A\x08X"), 1), "aXc");
+        // A row of one cell cannot end in two spaces: everything joins.
+        assert_eq!(rw(&drawn("a b  c\r\nd"), 1), "a b  c\nd");
+    }
+
+    #[test]
+    fn the_alternate_screen_wraps_at_the_same_width() {
+        let out = rw(b"main\r\n\x1b[?1049h0123456789abc\x1b[1A\rX", 10);
+        assert_eq!(out, "main\nX123456789abc");
+    }
+
+    #[test]
+    fn wrapped_rows_far_above_the_cursor_stay_joined() {
+        // Each line wraps over three rows, so most rows are flushed while the screen plays.
+        let line = "w".repeat(25);
+        let input = format!("{line}\r\n").repeat(REACHABLE_ROWS);
+        let out = rw(&drawn(&input), 10);
+        assert_eq!(out, format!("{line}\n").repeat(REACHABLE_ROWS));
+    }
+
+    /// A real `cargo nextest run` in a 100-column PTY: indicatif pads each line it prints
+    /// above its three-row progress area to the width, writes no line feed, and redraws the
+    /// area with `CSI 2A` and row-by-row erases.
+    const NEXTEST_PROGRESS_PTY: &str =
+        include_str!("../../tests/fixtures/tests/cargo-nextest-progressbar-pty.json");
+
+    #[test]
+    fn corpus_nextest_progress_bar_pty_keeps_every_line_at_its_width() {
+        let case: serde_json::Value =
+            serde_json::from_str(NEXTEST_PROGRESS_PTY).unwrap_or_default();
+        let text = case["text"].as_str().unwrap_or_default().as_bytes();
+        let cols = case["capture"]["cols"].as_u64().and_then(|c| u16::try_from(c).ok());
+        assert_eq!(cols, Some(100));
+        let out = render_width(text, cols);
+        assert_clean(&out);
+        let keep: Vec<&str> =
+            case["must_keep"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        assert!(keep.len() >= 8, "{keep:?}");
+        for line in keep {
+            assert!(out.contains(line), "missing {line:?} in:\n{out}");
+        }
+        let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+        assert_lines(
+            &lines.join("\n"),
+            &[
+                "────────────",
+                " Nextest run ID 3d1d651a-a3c5-4dd1-9d91-b14d4762449b with nextest profile: default",
+                "    Starting 113 tests across 1 binary (1 test skipped)",
+                "        FAIL [   0.245s] invoice tests::split_preserves_total",
+                "  stdout ───",
+                "    test tests::split_preserves_total ... FAILED",
+                "    thread 'tests::split_preserves_total' (13307) panicked at src/lib.rs:234:9:",
+                "    assertion `left == right` failed",
+                "      left: 99",
+                "     right: 100",
+                "        PASS [   0.005s] invoice tests::total_case_000",
+                "        PASS [   0.009s] invoice tests::total_case_101",
+                "     Summary [   0.878s] 113 tests run: 110 passed, 3 failed, 1 skipped",
+                "        FAIL [   0.256s] invoice tests::tax_rounds_half_up",
+                "error: test run failed",
+            ],
+        );
+        // A backtrace frame wider than the screen comes out whole, on one line.
+        assert!(lines.iter().any(|l| {
+            l.len() > 100 && l.trim_start().starts_with("at /rustc/") && l.ends_with(":689:5")
+        }));
+        assert_eq!(lines.iter().filter(|l| l.contains("PASS [")).count(), 110);
+        // No frame of the progress area survives its redraws.
+        assert_no_line_contains(&out, "Running [");
+        assert_no_line_contains(&out, " running, ");
+        // Without the width every padded line is one logical line, which the erases wiped:
+        // the bug this width exists for.
+        assert_eq!(render(text).trim(), "error: test run failed");
+    }
+
     // Properties.
 
     /// Bytes biased towards what terminals act on, so that sequences actually form.
@@ -1888,11 +2236,141 @@ mod tests {
         prop::collection::vec(piece, 0..40)
     }
 
+    /// [`reference`] on a screen `width` cells wide, with the pending wrap, row flags and
+    /// joining rule the module docs describe.
+    fn reference_width(pieces: &[Piece], width: usize) -> String {
+        let mut grid: Vec<(Vec<char>, bool)> = vec![(Vec::new(), false)];
+        let (mut row, mut col) = (0usize, 0usize);
+        let last = width - 1;
+        for piece in pieces {
+            match piece {
+                Piece::Text(text) => {
+                    for c in text.chars() {
+                        if col == width {
+                            if let Some(line) = grid.get_mut(row) {
+                                line.1 = true;
+                            }
+                            row += 1;
+                            col = 0;
+                        }
+                        while grid.len() <= row {
+                            grid.push((Vec::new(), false));
+                        }
+                        let line = &mut grid[row].0;
+                        while line.len() < col {
+                            line.push(' ');
+                        }
+                        if col < line.len() {
+                            line[col] = c;
+                        } else {
+                            line.push(c);
+                        }
+                        col += 1;
+                    }
+                }
+                Piece::Newline => {
+                    row += 1;
+                    while grid.len() <= row {
+                        grid.push((Vec::new(), false));
+                    }
+                    col = 0;
+                }
+                Piece::Return => col = 0,
+                Piece::Backspace => col = col.min(last).saturating_sub(1),
+                Piece::EraseInLine(mode) => {
+                    col = col.min(last);
+                    if let Some((line, wrapped)) = grid.get_mut(row) {
+                        match mode {
+                            1 if col + 1 < line.len() => line[..=col].fill(' '),
+                            1 | 2 => line.clear(),
+                            _ => line.truncate(col),
+                        }
+                        if *mode != 1 || col == last {
+                            *wrapped = false;
+                        }
+                    }
+                }
+                Piece::Csi(n, fin) => {
+                    let n = (*n).max(1);
+                    col = col.min(last);
+                    match fin {
+                        b'A' => row = row.saturating_sub(n),
+                        b'B' => row += n,
+                        b'C' => col = (col + n).min(last),
+                        b'D' => col = col.saturating_sub(n),
+                        b'G' => col = (n - 1).min(last),
+                        b'K' | b'J' => {
+                            if let Some((line, wrapped)) = grid.get_mut(row) {
+                                line.truncate(col);
+                                *wrapped = false;
+                            }
+                            if *fin == b'J' && row < grid.len() {
+                                grid.truncate(row + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let mut out = String::new();
+        let mut joins = false;
+        for (i, (line, wrapped)) in grid.iter().enumerate() {
+            if i > 0 && !joins {
+                out.push('\n');
+            }
+            joins = *wrapped && !line.ends_with(&[' ', ' ']);
+            out.extend(line);
+        }
+        out
+    }
+
     proptest! {
         #[test]
         fn screen_model_matches_a_plain_cell_grid(pieces in pieces()) {
             let input: Vec<u8> = pieces.iter().flat_map(Piece::bytes).collect();
             prop_assert_eq!(r(&input), reference(&pieces), "input {:?}", String::from_utf8_lossy(&input));
+        }
+
+        #[test]
+        fn wrapping_screen_matches_a_cell_grid_of_that_width(
+            pieces in pieces(),
+            width in 1usize..8,
+        ) {
+            let mut input = b"\x1b[0m".to_vec();
+            input.extend(pieces.iter().flat_map(Piece::bytes));
+            let cols = u16::try_from(width).unwrap_or(1);
+            prop_assert_eq!(
+                rw(&input, cols),
+                reference_width(&pieces, width),
+                "input {:?}",
+                String::from_utf8_lossy(&input)
+            );
+        }
+
+        #[test]
+        fn any_width_renders_clean_and_bounded(input in ansi_soup(), cols in 0u16..130) {
+            let out = render_width(&input, Some(cols));
+            prop_assert!(
+                !out.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "control left in {:?}",
+                out
+            );
+            prop_assert!(out.len() <= input.len() * 4 + PAD_ALLOWANCE, "{} bytes", out.len());
+            prop_assert_eq!(&out, &render_width(&input, Some(cols)));
+        }
+
+        #[test]
+        fn long_lines_at_a_width_keep_their_text(input in long_lines(), cols in 1u16..130) {
+            let out = render_width(&input, Some(cols));
+            prop_assert!(out.len() <= input.len() * 4 + PAD_ALLOWANCE, "{} bytes", out.len());
+            // Drawn text with no carriage return and no double space (which might end a
+            // row in padding) wraps and joins back into itself.
+            let text = String::from_utf8_lossy(&input);
+            if !text.contains('\r') && !text.contains("  ") {
+                let drawn = [b"\x1b[0m", &input[..]].concat();
+                prop_assert_eq!(render_width(&drawn, Some(cols)), text);
+            }
         }
 
         #[test]
