@@ -9,8 +9,12 @@
 use std::fmt::Write as _;
 use std::hint::black_box;
 
+use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tj::reduce::shape::{json_table, ndjson};
+
+mod common;
+use common::ThreadCpu;
 
 /// One record of about 200 bytes: 8 fields, ints, floats, bools, strings that need quoting.
 fn record(out: &mut String, i: usize) {
@@ -57,8 +61,8 @@ fn json_lines(bytes: usize) -> String {
     out
 }
 
-fn json_table(c: &mut Criterion) {
-    let mut group = c.benchmark_group("json_table");
+fn json_table<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
+    let mut group = c.benchmark_group(format!("{prefix}json_table"));
     for (name, mb) in [("1mb", 1), ("10mb", 10)] {
         let json = json_array(mb << 20);
         group.throughput(Throughput::Bytes(json.len() as u64));
@@ -73,18 +77,17 @@ fn json_table(c: &mut Criterion) {
             group.bench_function("decode_1mb", |b| {
                 b.iter(|| json_table::decode(black_box(&table.text)).expect("decodes"));
             });
-            group.bench_function("serde_json_parse_1mb", |b| {
-                b.iter(|| {
-                    serde_json::from_str::<serde_json::Value>(black_box(&json)).expect("json")
-                });
-            });
         }
+        // The reference: what building any tree of this document costs on this machine.
+        group.bench_function(format!("serde_json_parse_{name}"), |b| {
+            b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&json)).expect("json"));
+        });
     }
     group.finish();
 }
 
-fn ndjson(c: &mut Criterion) {
-    let mut group = c.benchmark_group("ndjson");
+fn ndjson<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
+    let mut group = c.benchmark_group(format!("{prefix}ndjson"));
     for (name, mb) in [("1mb", 1), ("10mb", 10)] {
         let lines = json_lines(mb << 20);
         group.throughput(Throughput::Bytes(lines.len() as u64));
@@ -104,5 +107,20 @@ fn ndjson(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, json_table, ndjson);
-criterion_main!(benches);
+fn wall(c: &mut Criterion) {
+    json_table(c, "");
+    ndjson(c, "");
+}
+
+fn cpu(c: &mut Criterion<ThreadCpu>) {
+    json_table(c, "cpu-");
+    ndjson(c, "cpu-");
+}
+
+criterion_group!(benches, wall);
+criterion_group! {
+    name = benches_cpu;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = cpu
+}
+criterion_main!(benches, benches_cpu);

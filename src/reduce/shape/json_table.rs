@@ -311,6 +311,61 @@ fn encode_map(limit: usize, entries: &Entries<'_>) -> Option<Table> {
 // ---------------------------------------------------------------------------------------
 // The shape vote.
 
+/// What the two-pass JSON Lines encoder keeps of a row between its passes: enough to vote
+/// on shapes without holding every row's parse tree (which made 10 MB of JSON Lines cost
+/// more per megabyte than 1 MB: the trees outgrow the caches).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowSummary {
+    /// A key somewhere in the row contains `.`.
+    pub(super) dotted: bool,
+    /// [`is_tabular`] with nested objects flattened.
+    pub(super) tabular_flat: bool,
+    /// [`is_tabular`] without flattening.
+    pub(super) tabular_plain: bool,
+    /// A hash of the row's keys and nesting: rows of one shape have one signature. The
+    /// second pass checks the shape itself, so a collision costs the table, never a row.
+    pub(super) signature: u64,
+    /// The row's first leaf is `null`.
+    pub(super) first_leaf_null: bool,
+}
+
+impl RowSummary {
+    /// The summary of one row.
+    pub(super) fn of(entries: &Entries<'_>) -> RowSummary {
+        use std::hash::{DefaultHasher, Hasher};
+        fn feed(entries: &Entries<'_>, h: &mut DefaultHasher) {
+            h.write_usize(entries.len());
+            for (k, v) in entries {
+                h.write(k.as_bytes());
+                match v {
+                    Node::Obj(inner) => {
+                        h.write_u8(1);
+                        feed(inner, h);
+                        h.write_u8(2);
+                    }
+                    _ => h.write_u8(0),
+                }
+            }
+        }
+        // `DefaultHasher::new` has fixed keys: the same row hashes the same on every run.
+        let mut h = DefaultHasher::new();
+        feed(entries, &mut h);
+        RowSummary {
+            dotted: has_dotted_key(entries),
+            tabular_flat: is_tabular(entries, true),
+            tabular_plain: is_tabular(entries, false),
+            signature: h.finish(),
+            first_leaf_null: matches!(first_leaf(entries), Some(Node::Null)),
+        }
+    }
+}
+
+/// Returns true if and only if `a` and `b` have the same keys, in the same order, nested
+/// the same way.
+pub(super) fn same_keys(a: &Entries<'_>, b: &Entries<'_>) -> bool {
+    same_shape(a, b)
+}
+
 /// The shape of a table: its flattened column names and which rows have it.
 pub(super) struct Shape {
     /// True if nested objects were flattened into dotted column names.
@@ -324,6 +379,26 @@ impl Shape {
     /// Finds the shape most rows share (Boyer-Moore majority vote over the rows that can be
     /// CSV at all), or `None` when fewer than [`MIN_ROWS`] rows have it, more than 10% do not,
     /// or it cannot be a header. `None` in `rows` is a row that is not an object.
+    /// The shape of `rep` for rows that [`RowSummary`]s already voted on: `None` when it
+    /// cannot be a header (duplicate keys, no leaves, a name with a control character) or
+    /// the rows do not make a table (fewer than [`MIN_ROWS`] regular, more than 10% not).
+    pub(super) fn of_summaries(rep: &Entries<'_>, regular: Vec<bool>) -> Option<Shape> {
+        if has_duplicate_key(rep) {
+            return None;
+        }
+        let mut names = Vec::new();
+        leaf_names(rep, None, &mut names);
+        if names.is_empty() || names.iter().any(|n| has_control(n)) {
+            return None;
+        }
+        let irregular = regular.iter().filter(|r| !**r).count();
+        if regular.len() - irregular < MIN_ROWS || !tolerable(irregular, regular.len()) {
+            return None;
+        }
+        let nested = rep.iter().any(|(_, v)| matches!(v, Node::Obj(_)));
+        Some(Shape { nested, names, regular })
+    }
+
     pub(super) fn vote(rows: &[Option<&Entries<'_>>]) -> Option<Shape> {
         // Flattening is unambiguous only when no key contains the separator.
         let flatten = !rows.iter().flatten().any(|e| has_dotted_key(e));

@@ -47,7 +47,9 @@
 use serde_json::Value;
 
 pub use super::json_table::DecodeError;
-use super::json_table::{Columns, Entries, LineParser, MIN_ROWS, NESTED, Node, Shape, tolerable};
+use super::json_table::{
+    Columns, Entries, LineParser, MIN_ROWS, NESTED, Node, RowSummary, Shape, same_keys, tolerable,
+};
 use crate::reduce::split_lines;
 
 const TITLE: &str = "[tj] JSON Lines as CSV (lossless): ";
@@ -96,28 +98,61 @@ pub fn encode(text: &str) -> Option<Table> {
     if lines.len() < MIN_ROWS || lines.last().is_some_and(|l| l.is_empty()) {
         return None;
     }
-    let mut nodes: Vec<Option<Node<'_>>> = Vec::with_capacity(lines.len());
+    // Two passes, so no more than two parse trees are alive at once and the cost per
+    // megabyte holds still as the input grows: the first summarises each line's shape and
+    // votes, the second parses the rows again and writes them.
+    let mut summaries: Vec<Option<RowSummary>> = Vec::with_capacity(lines.len());
     let mut misses = 0;
     let mut parser = LineParser::new();
     for line in &lines {
-        let node = if line.trim_start().starts_with('{') { parser.parse(line) } else { None };
-        let node = node.filter(|n| matches!(n, Node::Obj(_)));
-        if node.is_none() {
+        let summary = match line.trim_start().starts_with('{').then(|| parser.parse(line)) {
+            Some(Some(Node::Obj(entries))) => Some(RowSummary::of(&entries)),
+            _ => None,
+        };
+        if summary.is_none() {
             misses += 1;
             if !tolerable(misses, lines.len()) {
                 return None;
             }
         }
-        nodes.push(node);
+        summaries.push(summary);
     }
-    let rows: Vec<Option<&Entries<'_>>> = nodes
+    // Flattening is unambiguous only when no key contains the separator.
+    let flatten = !summaries.iter().flatten().any(|s| s.dotted);
+    let tabular = |s: &RowSummary| if flatten { s.tabular_flat } else { s.tabular_plain };
+    // Boyer-Moore majority vote over the signatures of the rows that can be CSV at all.
+    let mut candidate: Option<(usize, u64)> = None;
+    let mut votes = 0usize;
+    for (i, s) in summaries.iter().enumerate() {
+        let Some(s) = s.filter(|s| tabular(s)) else { continue };
+        match candidate {
+            Some((_, sig)) if sig == s.signature => votes += 1,
+            _ if votes == 0 => {
+                candidate = Some((i, s.signature));
+                votes = 1;
+            }
+            _ => votes -= 1,
+        }
+    }
+    let (rep_line, rep_sig) = candidate?;
+    let mut rep_parser = LineParser::new();
+    let Some(Node::Obj(rep)) = rep_parser.parse(lines[rep_line]) else { return None };
+    let single = {
+        let mut n = 0;
+        count_leaves(&rep, &mut n);
+        n == 1
+    };
+    let regular: Vec<bool> = summaries
         .iter()
-        .map(|n| match n {
-            Some(Node::Obj(e)) => Some(e),
-            _ => None,
+        .map(|s| {
+            // A lone null cell would be an empty line, which tj's line handling drops.
+            s.is_some_and(|s| {
+                tabular(&s) && s.signature == rep_sig && !(single && s.first_leaf_null)
+            })
         })
         .collect();
-    let shape = Shape::vote(&rows)?;
+    drop(summaries);
+    let shape = Shape::of_summaries(&rep, regular)?;
     let verbatim: Vec<usize> =
         shape.regular.iter().enumerate().filter(|(_, r)| !**r).map(|(i, _)| i).collect();
     let mut out = String::with_capacity(text.len());
@@ -134,14 +169,20 @@ pub fn encode(text: &str) -> Option<Table> {
     }
     out.push('\n');
     shape.write_header(&mut out);
-    for ((line, row), regular) in lines.iter().zip(&rows).zip(&shape.regular) {
+    for (line, regular) in lines.iter().zip(&shape.regular) {
         if out.len() >= text.len() {
             return None;
         }
         out.push('\n');
-        match row {
-            Some(row) if *regular => shape.write_row(&mut out, row),
-            _ => out.push_str(line),
+        if *regular {
+            match parser.parse(line) {
+                Some(Node::Obj(row)) if same_keys(&rep, &row) => shape.write_row(&mut out, &row),
+                // Two shapes with one signature: a hash collision. Refuse the table rather
+                // than write a row under the wrong header.
+                _ => return None,
+            }
+        } else {
+            out.push_str(line);
         }
     }
     if out.len() >= text.len() {
@@ -154,6 +195,16 @@ pub fn encode(text: &str) -> Option<Table> {
         "ndjson is not lossless on its own output"
     );
     Some(table)
+}
+
+/// Counts the leaves (non-object values) of a row, nested objects included.
+fn count_leaves(entries: &Entries<'_>, n: &mut usize) {
+    for (_, v) in entries {
+        match v {
+            Node::Obj(inner) => count_leaves(inner, n),
+            _ => *n += 1,
+        }
+    }
 }
 
 /// What [`decode`] must give for `lines` with `verbatim` kept as they are.
