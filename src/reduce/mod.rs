@@ -493,7 +493,7 @@ fn elided_json(
         return None;
     }
     let body = trimmed_join(lines);
-    let keep = |value: &str| evidence.contains(value.trim_end()) || reads_like_an_error(value);
+    let keep = |text: &str| evidence.contains(text.trim_end()) || json_value_matters(text);
     let elided = shape::json_elide::elide(&body, &shape::json_elide::Limits::default(), &keep)?;
     let mut text = String::with_capacity(elided.text.len() + 256);
     if let Some(code) = exit_code.filter(|c| *c != 0) {
@@ -512,10 +512,71 @@ fn elided_json(
     Some(text)
 }
 
-/// A JSON string worth keeping whatever the elision: it names an error or a failure.
-fn reads_like_an_error(value: &str) -> bool {
-    const WORDS: [&str; 6] = ["error", "fail", "exception", "fatal", "panic", "denied"];
-    let lower = value.to_ascii_lowercase();
+/// Whether JSON elision must keep `text`: a member line as laid out (`"exitCode": 1,`, an
+/// opening `"errors": [`) or a string's contents. A member matters when its *value* reads
+/// like a failure, or when its key names one (`error`, `exitCode`, `restartCount`, …) and
+/// its value is set (not null, false, zero or empty). Key words alone do not count:
+/// `"errorCount": 0` and `"failureThreshold": 3` are settings, not failures.
+fn json_value_matters(text: &str) -> bool {
+    const FAILURE_KEYS: [&str; 16] = [
+        "error",
+        "errors",
+        "err",
+        "errormessage",
+        "error_message",
+        "exception",
+        "failure",
+        "failures",
+        "failed",
+        "fatal",
+        "exitcode",
+        "exit_code",
+        "errorcount",
+        "fatalerrorcount",
+        "warningcount",
+        "restartcount",
+    ];
+    let trimmed = text.trim();
+    let Some((key, value)) = json_member(trimmed) else {
+        return mentions_failure(trimmed);
+    };
+    let value = value.trim_end_matches(',').trim();
+    let unset = matches!(value, "" | "null" | "false" | "\"\"" | "[]" | "{}")
+        || value.parse::<f64>().is_ok_and(|n| n == 0.0);
+    let key = key.to_ascii_lowercase();
+    (!unset && FAILURE_KEYS.contains(&key.as_str()))
+        || (value.starts_with('"') && mentions_failure(value))
+}
+
+/// `"key": value` as (key, value), for a member line of pretty-printed JSON.
+fn json_member(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix('"')?;
+    let end = rest.find("\":")?;
+    Some((&rest[..end], &rest[end + 2..]))
+}
+
+/// Text that reads like a failure: an error, a refusal, a crash, a timeout.
+fn mentions_failure(text: &str) -> bool {
+    const WORDS: [&str; 17] = [
+        "error",
+        "fail",
+        "exception",
+        "fatal",
+        "panic",
+        "denied",
+        "refused",
+        "timeout",
+        "timed out",
+        "crash",
+        "backoff",
+        "oomkilled",
+        "unhealthy",
+        "unreachable",
+        "invalid",
+        "not found",
+        "traceback",
+    ];
+    let lower = text.to_ascii_lowercase();
     WORDS.iter().any(|w| lower.contains(w))
 }
 
@@ -596,6 +657,7 @@ fn candidate_body<'a>(
         }
     }
     let mut plan = Plan::keep_all(n);
+    plan.cut_long_lines = !opens_json(lines);
     if compiled.lines.has(SKIP) {
         for i in 0..n {
             if !evidence[i] && kinds[i] & SKIP != 0 {
@@ -1058,6 +1120,34 @@ mod tests {
             let (size, chars) = original_size(&split_lines(&rendered), code);
             assert_eq!(size, gate::Size::of(&text), "{lines:?}");
             assert_eq!(chars, text.chars().count());
+        }
+    }
+
+    #[test]
+    fn json_elision_keeps_failures_not_failure_shaped_keys() {
+        for line in [
+            r#"    "error": "connection refused","#,
+            r#""exitCode": 1,"#,
+            r#"  "restartCount": 17,"#,
+            r#""reason": "CrashLoopBackOff","#,
+            r#""errors": ["#,
+            r#""message": "Error: boom""#,
+            "connection timed out",
+        ] {
+            assert!(json_value_matters(line), "{line}");
+        }
+        for line in [
+            r#""errorCount": 0,"#,
+            r#""fatalErrorCount": 0,"#,
+            r#""failureThreshold": 3,"#,
+            r#""FailingStreak": 0,"#,
+            r#""Error": "","#,
+            r#""error": null"#,
+            r#""errors": [],"#,
+            r#""name": "api-7f9c","#,
+            "hello world",
+        ] {
+            assert!(!json_value_matters(line), "{line}");
         }
     }
 

@@ -36,6 +36,9 @@ pub struct Plan {
     /// the `path:` prefix a line may shed when the line rendered just before it is of the
     /// same group. Lossless: the prefix is the one the line before it shows.
     pub groups: Option<Vec<(u32, u32)>>,
+    /// Whether over-long lines that are not evidence are cut in the middle. Off for JSON:
+    /// a cut through a compact document leaves a fragment no one can read.
+    pub cut_long_lines: bool,
 }
 
 /// Counts of omitted lines, by why.
@@ -73,7 +76,7 @@ const TRIM_TAIL: usize = 256;
 impl Plan {
     /// A plan that keeps every line.
     pub fn keep_all(len: usize) -> Plan {
-        Plan { state: vec![None; len], groups: None }
+        Plan { state: vec![None; len], groups: None, cut_long_lines: true }
     }
 
     /// Indices of the lines still kept.
@@ -257,7 +260,7 @@ impl Plan {
                     lines[j]
                 };
                 *last = group;
-                out.push(trim_long(line, evidence[j], omitted));
+                out.push(trim_long(line, evidence[j] || !self.cut_long_lines, omitted));
             };
         while i < n {
             match self.state[i] {
