@@ -26,11 +26,13 @@ fn main() {
         let rel = file.strip_prefix(&rules).expect("walked below rules/");
         let rel = rel.to_string_lossy().replace('\\', "/");
         let id = rel.trim_end_matches(".json");
+        let text = fs::read_to_string(file).unwrap_or_default();
         writeln!(
             out,
-            "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}) }},",
+            "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}), argv0: &{argv0:?} }},",
             path = format!("rules/{rel}"),
             abs = file.display().to_string(),
+            argv0 = argv0_of(&text),
         )
         .expect("writing to a String cannot fail");
     }
@@ -38,6 +40,26 @@ fn main() {
     let dest =
         PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_rules.rs");
     fs::write(dest, out).expect("OUT_DIR is writable");
+}
+
+/// The names in a rule's `"argv0": [...]`, read without a JSON parser (builtin rules are
+/// ours and plainly formatted). Empty when there is no such list or it is not plain: the
+/// rule is then always loaded, so a misread costs start-up time, never a selection.
+fn argv0_of(json: &str) -> Vec<String> {
+    let Some(at) = json.find("\"argv0\"") else { return Vec::new() };
+    let rest = json[at + 7..].trim_start();
+    let Some(rest) = rest.strip_prefix(':').map(str::trim_start) else { return Vec::new() };
+    let Some(rest) = rest.strip_prefix('[') else { return Vec::new() };
+    let Some(end) = rest.find(']') else { return Vec::new() };
+    let mut names = Vec::new();
+    for item in rest[..end].split(',') {
+        let item = item.trim();
+        match item.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            Some(name) if !name.contains(['\\', '"']) => names.push(name.to_owned()),
+            _ => return Vec::new(),
+        }
+    }
+    names
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) {

@@ -3,8 +3,8 @@
 //!
 //! `cargo bench --bench reduce`. Groups: `synthetic` (a 100 KB cargo-test run with three
 //! failures, and 100 KB of plain log), `stages` (render of 100 KB of plain text and of 1 MB
-//! of PTY output, with and without a width; classify) and `fixtures` (every case under
-//! tests/fixtures, `Throughput::Bytes`).
+//! of PTY output, with and without a width; classify) and `fixtures` (per family, every
+//! case under tests/fixtures reduced once per iteration, `Throughput::Bytes`).
 
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
@@ -136,21 +136,35 @@ fn fixtures(c: &mut Criterion) {
     let mut paths = Vec::new();
     walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut paths);
     paths.sort();
-    let mut group = c.benchmark_group("fixtures");
+    // One benchmark per family: every fixture of the family reduced once per iteration.
+    let mut families: std::collections::BTreeMap<String, Vec<tj::rules::verify::Fixture>> =
+        std::collections::BTreeMap::new();
     for path in paths {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let Ok(case) = serde_json::from_str::<tj::rules::verify::Fixture>(&text) else { continue };
-        group.throughput(Throughput::Bytes(case.text.len() as u64));
-        group.bench_function(case.id.clone(), |b| {
+        let family = path
+            .parent()
+            .and_then(Path::file_name)
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        families.entry(family).or_default().push(case);
+    }
+    let mut group = c.benchmark_group("fixtures");
+    for (family, cases) in &families {
+        let bytes: usize = cases.iter().map(|c| c.text.len()).sum();
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.bench_function(family.as_str(), |b| {
             b.iter(|| {
-                let input = Input {
-                    raw: case.text.as_bytes(),
-                    argv: &case.argv,
-                    command: case.command.as_deref(),
-                    exit_code: case.exit_code,
-                    ..Input::default()
-                };
-                black_box(reduce::reduce(&input, &rules, &opts))
+                for case in cases {
+                    let input = Input {
+                        raw: case.text.as_bytes(),
+                        argv: &case.argv,
+                        command: case.command.as_deref(),
+                        exit_code: case.exit_code,
+                        cols: case.cols(),
+                        ..Input::default()
+                    };
+                    black_box(reduce::reduce(&input, &rules, &opts));
+                }
             });
         });
     }

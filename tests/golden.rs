@@ -53,6 +53,47 @@ fn reductions() {
     });
 }
 
+/// Loading only the rules a program could select (what `tj run` and `tj reduce` do) picks
+/// the rule the whole set picks, for every fixture.
+#[test]
+fn lazy_loading_selects_what_the_whole_set_selects() {
+    use tj::rules::select::{self, Query};
+    let rules = RuleSet::builtin();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut stack = vec![dir];
+    let mut checked = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let case = load(&path);
+            let query = Query {
+                argv: &case.argv,
+                command: case.command.as_deref(),
+                exit_code: case.exit_code,
+                ..Query::default()
+            };
+            let identity = select::identify(&query);
+            let program = if identity.compound {
+                ""
+            } else {
+                identity.argv.first().map_or("", String::as_str)
+            };
+            let rendered = tj::reduce::screen_width(case.text.as_bytes(), case.cols());
+            let lines = tj::reduce::split_lines(&rendered);
+            let lazy = RuleSet::builtin_for(program);
+            let whole = select::select(&rules, &query, Some(&lines)).rule.rule.id.clone();
+            let part = select::select(&lazy, &query, Some(&lines)).rule.rule.id.clone();
+            assert_eq!(part, whole, "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 500);
+}
+
 #[test]
 fn every_builtin_rule_has_a_fixture() {
     let rules = RuleSet::builtin();

@@ -83,6 +83,22 @@ fn load_rules(env: &Env) -> crate::rules::RuleSet {
     set
 }
 
+/// [`load_rules`] for reducing the output of one command: only the builtin rules that could
+/// be selected for its program are parsed (DESIGN.md "Rules": start-up does not pay for
+/// every rule).
+fn load_rules_for(env: &Env, argv: &[String], command: Option<&str>) -> crate::rules::RuleSet {
+    let query = crate::rules::select::Query { argv, command, ..Default::default() };
+    let identity = crate::rules::select::identify(&query);
+    // A compound command only ever gets the fallback: no program's rules are needed.
+    let program =
+        if identity.compound { "" } else { identity.argv.first().map_or("", String::as_str) };
+    let set = crate::rules::load::load_for(env, program);
+    for problem in &set.problems {
+        crate::diag::warn_once(&problem.to_string());
+    }
+    set
+}
+
 /// Reduces through the fail-open boundary, warning once about a panic or a disabled pattern.
 fn reduce_reporting(
     input: &crate::reduce::Input<'_>,

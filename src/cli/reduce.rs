@@ -86,7 +86,11 @@ pub(crate) struct Request<'a> {
 /// problem is one warning on stderr and a fail-open outcome, never an error.
 pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> reduce::Reduction {
     let config = super::load_config(env);
-    let mut set = super::load_rules(env);
+    // Forcing a rule by id needs every rule; otherwise only those the program could select.
+    let mut set = match req.classifier {
+        Some(_) => super::load_rules(env),
+        None => super::load_rules_for(env, req.argv, req.command),
+    };
     if let Some(id) = req.classifier {
         match set.get(id) {
             Some(rule) => {
@@ -180,7 +184,9 @@ pub(crate) fn record(
     if let Err(err) = store.append_ledger(&entry) {
         diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
     }
-    if let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id)) {
+    if store.sweep_due()
+        && let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id))
+    {
         diag::warn_once(&format!("{err:#}; old originals were not cleaned up"));
     }
 }

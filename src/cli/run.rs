@@ -219,7 +219,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         }
     };
     let config = super::load_config(env);
-    let set = super::load_rules(env);
+    let set = super::load_rules_for(env, &argv, None);
     let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
     let input = Input {
         raw: &bytes,

@@ -59,8 +59,18 @@ pub fn load(env: &Env) -> RuleSet {
     load_from(&Dirs::find(env))
 }
 
+/// [`load`], parsing only the builtin rules that could be selected for `program` (see
+/// [`RuleSet::builtin_for`]); the user and project layers are read whole.
+pub fn load_for(env: &Env, program: &str) -> RuleSet {
+    load_layers(&Dirs::find(env), Some(program))
+}
+
 /// Loads builtin rules and the layers in `dirs`.
 pub fn load_from(dirs: &Dirs) -> RuleSet {
+    load_layers(dirs, None)
+}
+
+fn load_layers(dirs: &Dirs, program: Option<&str>) -> RuleSet {
     let mut problems = Vec::new();
     let mut texts: Vec<(Layer, PathBuf, String)> = Vec::new();
     for (layer, dir) in [(Layer::User, &dirs.user), (Layer::Project, &dirs.project)] {
@@ -76,7 +86,10 @@ pub fn load_from(dirs: &Dirs) -> RuleSet {
             }
         }
     }
-    let builtins = builtin_files().iter().map(|b| (Layer::Builtin, PathBuf::from(b.path), b.json));
+    let builtins = builtin_files()
+        .iter()
+        .filter(|b| program.is_none_or(|p| b.could_match(p)))
+        .map(|b| (Layer::Builtin, PathBuf::from(b.path), b.json));
     let layered = texts.iter().map(|(l, p, t)| (*l, p.clone(), t.as_str()));
     let mut set = RuleSet::from_sources(builtins.chain(layered), false);
     problems.append(&mut set.problems);

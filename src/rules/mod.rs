@@ -58,6 +58,17 @@ pub struct Builtin {
     pub path: &'static str,
     /// The file's text.
     pub json: &'static str,
+    /// The rule's `match.argv0`, read at build time; empty when it has none (or it could
+    /// not be read plainly). A rule with names here can only be selected for one of them,
+    /// so [`RuleSet::builtin_for`] skips parsing it for any other program.
+    pub argv0: &'static [&'static str],
+}
+
+impl Builtin {
+    /// Whether the rule could be selected for `program` (the command's identity argv0).
+    pub fn could_match(&self, program: &str) -> bool {
+        self.argv0.is_empty() || self.argv0.contains(&program)
+    }
 }
 
 static BUILTINS: &[Builtin] = include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
@@ -186,6 +197,20 @@ impl RuleSet {
         )
     }
 
+    /// The builtin rules that could be selected for `program` (the identity's argv0): the
+    /// rules naming it in `argv0` and the rules with no `argv0`. Selection over this set
+    /// picks what it would pick over [`RuleSet::builtin`], parsing a handful of rules
+    /// instead of all of them.
+    pub fn builtin_for(program: &str) -> RuleSet {
+        RuleSet::from_sources(
+            builtin_files()
+                .iter()
+                .filter(|b| b.could_match(program))
+                .map(|b| (Layer::Builtin, PathBuf::from(b.path), b.json)),
+            false,
+        )
+    }
+
     fn parse_one(
         &mut self,
         layer: Layer,
@@ -306,6 +331,26 @@ mod tests {
         let rule = set.get("tests/x").unwrap();
         assert_eq!(rule.layer, Layer::Project);
         assert_eq!(rule.rule.family, "mine");
+    }
+
+    #[test]
+    fn build_time_argv0_index_agrees_with_every_builtin_rule() {
+        for file in builtin_files() {
+            let rule: Rule = serde_json::from_str(file.json).unwrap();
+            let parsed: Vec<&str> =
+                rule.matcher.argv0.iter().flatten().map(String::as_str).collect();
+            assert_eq!(file.argv0, parsed.as_slice(), "{}", file.path);
+        }
+    }
+
+    #[test]
+    fn builtin_for_keeps_the_program_s_rules_and_those_without_argv0() {
+        let set = RuleSet::builtin_for("cargo");
+        assert!(set.get("tests/cargo-test").is_some());
+        assert!(set.get("generic/fallback").is_some());
+        assert!(set.get("generic/help").is_some());
+        assert!(set.get("tests/pytest").is_none());
+        assert!(set.rules().len() < RuleSet::builtin().rules().len() / 4);
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct Metadata {
     pub cols: Option<u16>,
 }
 
+/// How often [`Store::sweep_due`] lets a sweep run.
+pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The id of `raw`: the first [`ID_LEN`] hex digits of its SHA-256, and the full digest.
 pub fn id_of(raw: &[u8]) -> (String, String) {
     let digest = Sha256::digest(raw);
@@ -308,6 +311,31 @@ impl Store {
         Ok(ArtifactRef { id, path: path.display().to_string() })
     }
 
+    /// Whether a sweep is due: true at most once per [`SWEEP_EVERY`] (the mtime of
+    /// `<data dir>/.last-sweep` is the clock, and this call resets it). Listing and stating a
+    /// store of thousands of originals on every run cost more than the reduction itself;
+    /// between sweeps the store may run over its limits by what ten minutes write.
+    pub fn sweep_due(&self) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        let marker = self.root.join(".last-sweep");
+        let recent = fs::metadata(&marker)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < SWEEP_EVERY);
+        if recent {
+            return false;
+        }
+        // Truncating rewrites the mtime; a failure only means the next run sweeps too.
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&marker);
+        true
+    }
+
     /// Removes originals past the age limit, then the oldest while the total is over the
     /// size limit, never `keep`. Safe with concurrent tj processes: a file another process
     /// removed first is simply gone.
@@ -513,6 +541,16 @@ mod tests {
         let store = Store::at(&root);
         assert!(store.read("abc").unwrap_err().to_string().contains("nothing is stored yet"));
         assert!(store.read("../etc").unwrap_err().to_string().contains("not an artifact id"));
+    }
+
+    #[test]
+    fn a_sweep_is_due_once_per_interval() {
+        let root = temp("sweep-due");
+        let store = Store::at(&root);
+        store.prepare().unwrap();
+        assert!(store.sweep_due());
+        assert!(!store.sweep_due());
+        assert!(!store.sweep_due());
     }
 
     #[test]
