@@ -68,6 +68,8 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Number, Value};
 
+use crate::reduce::group;
+
 /// Deepest nesting the parser accepts: below serde_json's recursion limit (128), so every
 /// part we re-emit as JSON parses back.
 const MAX_DEPTH: usize = 100;
@@ -457,9 +459,9 @@ impl Shape {
         let _ = write!(
             out,
             "{} row{} × {} column{}{LEGEND}",
-            thousands(rows),
+            group(rows),
             plural(rows),
-            thousands(columns),
+            group(columns),
             plural(columns)
         );
         if self.nested {
@@ -504,7 +506,7 @@ fn write_json_rows(out: &mut String, json: usize) {
         let _ = write!(
             out,
             "; {} row{} as {} (start{} with \"{{\")",
-            thousands(json),
+            group(json),
             plural(json),
             if json == 1 { "a JSON line" } else { "JSON lines" },
             if json == 1 { "s" } else { "" }
@@ -519,19 +521,6 @@ pub(super) fn tolerable(irregular: usize, total: usize) -> bool {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// `1996` as `1,996`.
-pub(super) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn has_dotted_key(entries: &Entries<'_>) -> bool {
@@ -1724,14 +1713,6 @@ pub(super) mod tests {
         }
         let err = decode(&format!("{header}1,2,3")).expect_err("malformed");
         assert_eq!(err.to_string(), "table line 3: wrong number of fields");
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1996), "1,996");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     // -----------------------------------------------------------------------------------
