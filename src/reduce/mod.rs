@@ -833,16 +833,11 @@ pub(crate) fn group(n: usize) -> String {
     out
 }
 
-/// tokenjuice's fact wording: `1 failed test`, `3 failed tests`; names ending in
-/// passed/failed/skipped are not pluralised.
+/// tokenjuice's fact wording: `1 failed test`, `3 failed tests`; names ending in a
+/// participle (passed, failed, skipped, removed, …) are not pluralised.
 fn pluralize(count: usize, noun: &str) -> String {
-    if count == 1
-        || noun.ends_with("passed")
-        || noun.ends_with("failed")
-        || noun.ends_with("skipped")
-        || noun.ends_with("ignored")
-        || noun.ends_with("pending")
-    {
+    // A name ending in a participle (`passed`, `removed`, `pending`) counts as it is.
+    if count == 1 || noun.ends_with("ed") || noun.ends_with("pending") {
         return format!("{count} {noun}");
     }
     let plural = if noun.ends_with(['s', 'x', 'z']) || noun.ends_with("sh") || noun.ends_with("ch")
@@ -1156,6 +1151,8 @@ mod tests {
         assert_eq!(pluralize(3, "failed test"), "3 failed tests");
         assert_eq!(pluralize(1, "failed test"), "1 failed test");
         assert_eq!(pluralize(2, "passed"), "2 passed");
+        assert_eq!(pluralize(2, "removed"), "2 removed");
+        assert_eq!(pluralize(3, "ignored"), "3 ignored");
         assert_eq!(pluralize(2, "match"), "2 matches");
         assert_eq!(pluralize(2, "dependency"), "2 dependencies");
         assert_eq!(pluralize(2, "key"), "2 keys");
