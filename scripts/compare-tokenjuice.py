@@ -64,6 +64,10 @@ def main() -> int:
         case = json.loads(path.read_text())
         payload = {"toolName": "exec", "command": case.get("command") or " ".join(case["argv"]),
                    "argv": case["argv"], "combinedText": case["text"], "exitCode": case.get("exitCode", 0)}
+        capture = case.get("capture") or {}
+        if capture.get("mode") == "pty" and capture.get("cols"):
+            # tj's extension: the PTY's width, for progress bars that rely on autowrap.
+            payload["cols"] = capture["cols"]
         raw_tokens = estimate(json.loads(json.dumps(case["text"])))
         res = {}
         try:

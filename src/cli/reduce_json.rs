@@ -19,7 +19,8 @@ use crate::exit::Status;
 ///
 /// Reads a ToolExecutionInput object, or {"input": …, "options": …}, from FILE or stdin and
 /// prints the result as JSON: inlineText, facts, stats, classification, rawRef, plus tj's
-/// exitCode, tokens, lossless and omitted.
+/// exitCode, tokens, lossless and omitted. tj also reads `input.cols`, the width of the PTY
+/// the output was captured from, if it was.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The request; stdin when absent or `-`
@@ -40,7 +41,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
                     exit_code: request.exit_code,
                     raw: request.raw,
                     classifier: request.classifier.as_deref(),
-                    cols: None,
+                    cols: request.cols,
                 },
                 env,
             );
@@ -65,6 +66,9 @@ struct Parsed {
     duration_ms: Option<u64>,
     raw: bool,
     classifier: Option<String>,
+    /// tj: the width of the PTY the output was captured from (`input.cols`), so progress
+    /// bars that rely on autowrap render as they did.
+    cols: Option<u16>,
 }
 
 fn parse(bytes: &[u8]) -> Result<Parsed, Vec<String>> {
@@ -137,9 +141,18 @@ fn input(map: &Map<String, Value>) -> Result<Parsed, Vec<String>> {
     };
     let exit_code = number("exitCode").map(|n| n as i64);
     let duration_ms = number("durationMs").map(|n| n.max(0.0) as u64);
+    let cols = number("cols");
     for key in ["startedAt", "finishedAt"] {
         number(key);
     }
+    let cols = match cols {
+        Some(n) if (1.0..=f64::from(u16::MAX)).contains(&n) => Some(n as u16),
+        Some(_) => {
+            errors.push("input.cols must be a terminal width from 1 to 65535".to_owned());
+            None
+        }
+        None => None,
+    };
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -151,7 +164,7 @@ fn input(map: &Map<String, Value>) -> Result<Parsed, Vec<String>> {
         (None, Some(e)) => e,
         (None, None) => String::new(),
     });
-    Ok(Parsed { tool_name, command, argv, text, exit_code, duration_ms, ..Parsed::default() })
+    Ok(Parsed { tool_name, command, argv, text, exit_code, duration_ms, cols, ..Parsed::default() })
 }
 
 fn options(map: &Map<String, Value>, parsed: &mut Parsed) -> Result<(), Vec<String>> {
@@ -204,6 +217,16 @@ mod tests {
         assert_eq!(p.argv, vec!["git", "status"]);
         assert_eq!(p.text, "a\nb");
         assert!(p.raw);
+    }
+
+    #[test]
+    fn cols_is_read_and_checked() {
+        let p =
+            parse(br#"{"toolName":"exec","argv":["x"],"combinedText":"a","cols":100}"#).unwrap();
+        assert_eq!(p.cols, Some(100));
+        let errs =
+            parse(br#"{"toolName":"exec","argv":["x"],"combinedText":"a","cols":0}"#).unwrap_err();
+        assert!(errs.iter().any(|e| e.contains("input.cols")), "{errs:?}");
     }
 
     #[test]
