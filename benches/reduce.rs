@@ -155,15 +155,7 @@ fn fixtures(c: &mut Criterion) {
         group.bench_function(family.as_str(), |b| {
             b.iter(|| {
                 for case in cases {
-                    let input = Input {
-                        raw: case.text.as_bytes(),
-                        argv: &case.argv,
-                        command: case.command.as_deref(),
-                        exit_code: case.exit_code,
-                        cols: case.cols(),
-                        ..Input::default()
-                    };
-                    black_box(reduce::reduce(&input, &rules, &opts));
+                    black_box(reduce::reduce(&case.input(), &rules, &opts));
                 }
             });
         });

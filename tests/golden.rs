@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use tj::reduce::{self, Input, Options};
+use tj::reduce::{self, Options};
 use tj::rules::RuleSet;
 use tj::rules::verify::{self, Fixture};
 
@@ -27,14 +27,7 @@ fn reductions() {
         let case = load(path);
         let report = verify::check_fixture(&rules, &case);
         assert!(report.problems.is_empty(), "{}", report.problems.join("\n"));
-        let input = Input {
-            raw: case.text.as_bytes(),
-            argv: &case.argv,
-            command: case.command.as_deref(),
-            exit_code: case.exit_code,
-            cols: case.cols(),
-            ..Input::default()
-        };
+        let input = case.input();
         let out = reduce::reduce(
             &input,
             &rules,

@@ -55,6 +55,18 @@ impl Fixture {
     pub fn cols(&self) -> Option<u16> {
         self.capture.as_ref().filter(|c| c.mode.as_deref() == Some("pty")).and_then(|c| c.cols)
     }
+
+    /// The case as the engine's input: its bytes, command, exit code and capture width.
+    pub fn input(&self) -> Input<'_> {
+        Input {
+            raw: self.text.as_bytes(),
+            argv: &self.argv,
+            command: self.command.as_deref(),
+            tool_name: None,
+            exit_code: self.exit_code,
+            cols: self.cols(),
+        }
+    }
 }
 
 /// The artifact every fixture check pretends was stored; its shape matches a real one.
@@ -120,14 +132,7 @@ pub struct CaseReport {
 pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
     let artifact = fixture_artifact();
     let opts = Options { artifact: Some(&artifact), ..Options::default() };
-    let input = Input {
-        raw: case.text.as_bytes(),
-        argv: &case.argv,
-        command: case.command.as_deref(),
-        tool_name: None,
-        exit_code: case.exit_code,
-        cols: case.cols(),
-    };
+    let input = case.input();
     let first = reduce::run(&input, set, &opts);
     let second = reduce::run(&input, set, &opts);
     let mut report = CaseReport {
