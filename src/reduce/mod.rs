@@ -474,9 +474,7 @@ fn lossless_json(lines: &[&str], exit_code: Option<i64>) -> Option<(String, &'st
         None => (shape::ndjson::encode(&body)?.text, "ndjson-table"),
     };
     let mut text = String::with_capacity(table.len() + 24);
-    if let Some(code) = exit_code.filter(|c| *c != 0) {
-        let _ = writeln!(text, "[tj] exit {code}");
-    }
+    push_exit_line(&mut text, exit_code);
     text.push_str(&table);
     Some((text, shape))
 }
@@ -496,9 +494,7 @@ fn elided_json(
     let keep = |text: &str| evidence.contains(text.trim_end()) || json_value_matters(text);
     let elided = shape::json_elide::elide(&body, &shape::json_elide::Limits::default(), &keep)?;
     let mut text = String::with_capacity(elided.text.len() + 256);
-    if let Some(code) = exit_code.filter(|c| *c != 0) {
-        let _ = writeln!(text, "[tj] exit {code}");
-    }
+    push_exit_line(&mut text, exit_code);
     text.push_str(&elided.text);
     let parts = elided.notes.len();
     let _ = write!(
@@ -580,12 +576,20 @@ fn mentions_failure(text: &str) -> bool {
     WORDS.iter().any(|w| lower.contains(w))
 }
 
+/// Writes `[tj] exit N` and a newline when the command failed: the first line of every
+/// rendition of a failing command, reduced or not.
+fn push_exit_line(text: &mut String, exit_code: Option<i64>) {
+    if let Some(code) = exit_code.filter(|c| *c != 0) {
+        let _ = writeln!(text, "[tj] exit {code}");
+    }
+}
+
 /// The size of [`original_text`] and its character count, without building it.
 fn original_size(lines: &[&str], exit_code: Option<i64>) -> (gate::Size, usize) {
     let mut tally = tokens::Tally::default();
-    if let Some(code) = exit_code.filter(|c| *c != 0) {
-        tally.add(&format!("[tj] exit {code}\n"));
-    }
+    let mut exit_line = String::new();
+    push_exit_line(&mut exit_line, exit_code);
+    tally.add(&exit_line);
     let mut empty = true;
     for (i, line) in nonblank(lines.iter().copied()).enumerate() {
         if i > 0 {
@@ -607,9 +611,7 @@ fn original_size(lines: &[&str], exit_code: Option<i64>) -> (gate::Size, usize) 
 fn original_text(rendered: &str, exit_code: Option<i64>) -> String {
     let body = nonblank(lines_of(rendered));
     let mut text = String::with_capacity(body.clone().map(|l| l.len() + 1).sum::<usize>() + 24);
-    if let Some(code) = exit_code.filter(|c| *c != 0) {
-        let _ = writeln!(text, "[tj] exit {code}");
-    }
+    push_exit_line(&mut text, exit_code);
     let mut empty = true;
     for (i, line) in body.enumerate() {
         if i > 0 {
