@@ -227,18 +227,19 @@ pub fn has_subcommand(argv: &[String], sub: &str) -> bool {
     // Global options may take a value before the subcommand: `kubectl -n prod get`,
     // `pnpm --filter web build`, `docker compose -f ci.yml up`, `mvn -pl core install`.
     // Read again, taking the word after each option without `=` as its value.
-    let mut words = Vec::new();
     let mut args = argv.iter().skip(1);
-    while let Some(arg) = args.next() {
-        if arg.starts_with('-') && arg.len() > 1 {
-            if !arg.contains('=') {
-                args.next();
+    let mut words = std::iter::from_fn(move || {
+        while let Some(arg) = args.next() {
+            if arg.starts_with('-') && arg.len() > 1 {
+                if !arg.contains('=') {
+                    args.next();
+                }
+            } else if !arg.starts_with('+') {
+                return Some(arg.as_str());
             }
-        } else if !arg.starts_with('+') {
-            words.push(arg.as_str());
         }
-    }
-    let mut words = words.into_iter();
+        None
+    });
     sub.split(' ').all(|want| words.next().is_some_and(|w| w == want))
 }
 
