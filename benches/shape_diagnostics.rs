@@ -10,11 +10,10 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::measurement::Measurement;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput};
 use tj::reduce::shape::diagnostics;
 
 mod common;
-use common::ThreadCpu;
 
 /// About `bytes` of flake8 output: a few huge kinds and a tail of rare ones.
 fn flake8(bytes: usize) -> String {
@@ -68,18 +67,4 @@ fn sample<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     group.finish();
 }
 
-fn wall(c: &mut Criterion) {
-    sample(c, "");
-}
-
-fn cpu(c: &mut Criterion<ThreadCpu>) {
-    sample(c, "cpu-");
-}
-
-criterion_group!(benches, wall);
-criterion_group! {
-    name = benches_cpu;
-    config = Criterion::default().with_measurement(ThreadCpu);
-    targets = cpu
-}
-criterion_main!(benches, benches_cpu);
+common::wall_and_cpu_main!(sample);

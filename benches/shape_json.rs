@@ -10,11 +10,10 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::measurement::Measurement;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput};
 use tj::reduce::shape::{json_table, ndjson};
 
 mod common;
-use common::ThreadCpu;
 
 /// One record of about 200 bytes: 8 fields, ints, floats, bools, strings that need quoting.
 fn record(out: &mut String, i: usize) {
@@ -107,20 +106,4 @@ fn ndjson<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     group.finish();
 }
 
-fn wall(c: &mut Criterion) {
-    json_table(c, "");
-    ndjson(c, "");
-}
-
-fn cpu(c: &mut Criterion<ThreadCpu>) {
-    json_table(c, "cpu-");
-    ndjson(c, "cpu-");
-}
-
-criterion_group!(benches, wall);
-criterion_group! {
-    name = benches_cpu;
-    config = Criterion::default().with_measurement(ThreadCpu);
-    targets = cpu
-}
-criterion_main!(benches, benches_cpu);
+common::wall_and_cpu_main!(json_table, ndjson);

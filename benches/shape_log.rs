@@ -15,11 +15,10 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::measurement::Measurement;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput};
 use tj::reduce::shape::{log, testrun};
 
 mod common;
-use common::ThreadCpu;
 
 /// A deterministic server log of about `bytes` bytes.
 fn server_log(bytes: usize) -> String {
@@ -149,20 +148,4 @@ fn tally<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     group.finish();
 }
 
-fn wall(c: &mut Criterion) {
-    fold(c, "");
-    tally(c, "");
-}
-
-fn cpu(c: &mut Criterion<ThreadCpu>) {
-    fold(c, "cpu-");
-    tally(c, "cpu-");
-}
-
-criterion_group!(benches, wall);
-criterion_group! {
-    name = benches_cpu;
-    config = Criterion::default().with_measurement(ThreadCpu);
-    targets = cpu
-}
-criterion_main!(benches, benches_cpu);
+common::wall_and_cpu_main!(fold, tally);

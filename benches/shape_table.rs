@@ -4,7 +4,7 @@
 //! `cargo bench --bench shape_table`. Groups: `table` (`ps aux`-like rows, 1 MB and 10 MB:
 //! detect, flagged, sample) and `json_elide` (1 MB of GitHub-API-like issues, the parse
 //! limit raised to fit). Each runs twice: in wall time (criterion's default) and, as
-//! `cpu/…`, in the thread's CPU time, which a loaded machine (shared CI, parallel builds)
+//! `cpu-…`, in the thread's CPU time, which a loaded machine (shared CI, parallel builds)
 //! does not inflate.
 
 #![allow(missing_docs)] // criterion's macros generate undocumented items
@@ -13,11 +13,10 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::measurement::Measurement;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput};
 use tj::reduce::shape::{json_elide, table};
 
 mod common;
-use common::ThreadCpu;
 
 fn ps_aux(bytes: usize) -> String {
     let mut t = String::from(
@@ -105,20 +104,4 @@ fn bench_json<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     group.finish();
 }
 
-fn wall(c: &mut Criterion) {
-    bench_table(c, "");
-    bench_json(c, "");
-}
-
-fn cpu(c: &mut Criterion<ThreadCpu>) {
-    bench_table(c, "cpu/");
-    bench_json(c, "cpu/");
-}
-
-criterion_group!(wall_time, wall);
-criterion_group! {
-    name = cpu_time;
-    config = Criterion::default().with_measurement(ThreadCpu);
-    targets = cpu
-}
-criterion_main!(wall_time, cpu_time);
+common::wall_and_cpu_main!(bench_table, bench_json);

@@ -1,7 +1,8 @@
-//! What the benches share: a criterion measurement of the calling thread's CPU time.
+//! What the benches share: a criterion measurement of the calling thread's CPU time, and
+//! the `main` that runs every bench twice, against each clock.
 //!
 //! Wall time on a shared 2-core machine swings with whatever else runs; the thread's CPU
-//! time does not, so the shape benches report both (`cpu/…` groups are CPU time).
+//! time does not, so the shape benches report both (`cpu-…` groups are CPU time).
 
 use std::time::Duration;
 
@@ -49,3 +50,26 @@ impl Measurement for ThreadCpu {
         WALL.formatter()
     }
 }
+
+/// The bench's `main`: each `fn(&mut Criterion<M>, prefix: &str)` listed runs against the
+/// wall clock, then against the thread's CPU time with the prefix `cpu-`.
+macro_rules! wall_and_cpu_main {
+    ($($bench:ident),+ $(,)?) => {
+        fn wall(c: &mut criterion::Criterion) {
+            $($bench(c, "");)+
+        }
+
+        fn cpu(c: &mut criterion::Criterion<crate::common::ThreadCpu>) {
+            $($bench(c, "cpu-");)+
+        }
+
+        criterion::criterion_group!(benches, wall);
+        criterion::criterion_group! {
+            name = benches_cpu;
+            config = criterion::Criterion::default().with_measurement(crate::common::ThreadCpu);
+            targets = cpu
+        }
+        criterion::criterion_main!(benches, benches_cpu);
+    };
+}
+pub(crate) use wall_and_cpu_main;
