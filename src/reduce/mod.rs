@@ -305,9 +305,11 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
 
     // Lossless shapes first: a JSON document or JSON Lines re-encoded as a table drops
     // nothing, so it applies under every rule, verbatim ones included, and needs no stored
-    // original (DESIGN.md "Reduction", step 4). The gate still asks that it pays.
-    if !opts.raw
-        && let Some((text, shape)) = lossless_json(&lines, input.exit_code)
+    // original (DESIGN.md "Reduction", step 4). The gate still asks that it pays. The
+    // document is joined once for both JSON shapes and freed before the line pipeline.
+    let json = (!opts.raw && opens_json(&lines)).then(|| trimmed_join(&lines));
+    if let Some(body) = &json
+        && let Some((text, shape)) = lossless_json(body, input.exit_code)
         && let Ok(adopted) = gate::judge(
             original_size,
             &HashSet::new(),
@@ -330,7 +332,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         let rho = density::density(&lines);
         if rho < opts.limits.density_threshold {
             None
-        } else if opens_json(&lines) {
+        } else if json.is_some() {
             // Dense JSON is still elided by its shape below; only the line pipeline is
             // denied to it.
             dense_json = Some(rho);
@@ -395,7 +397,8 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     let artifact = opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
     // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
     // otherwise the line pipeline below has its turn.
-    if let Some(text) = elided_json(&lines, &distinct, input.exit_code, artifact)
+    if let Some(body) = &json
+        && let Some(text) = elided_json(body, &distinct, input.exit_code, artifact)
         && let Ok(adopted) = gate::judge(
             original_size,
             &distinct,
@@ -406,6 +409,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         adopt(&mut out, adopted, Omitted::default(), Some("json-elided"));
         return out;
     }
+    drop(json);
     if let Some(rho) = dense_json {
         out.passthrough = Some(Passthrough::Dense(rho));
         drop(lines);
@@ -462,16 +466,12 @@ fn opens_json(lines: &[&str]) -> bool {
         .is_some_and(|l| shape::json_table::looks_like_json(l))
 }
 
-/// The output as a lossless table, if it is a JSON document or JSON Lines of one shape:
-/// the rendition text and the shape's name.
-fn lossless_json(lines: &[&str], exit_code: Option<i64>) -> Option<(String, &'static str)> {
-    if !opens_json(lines) {
-        return None;
-    }
-    let body = trimmed_join(lines);
-    let (table, shape) = match shape::json_table::encode(&body) {
+/// `body` (the output, blank edges trimmed) as a lossless table, if it is a JSON document or
+/// JSON Lines of one shape: the rendition text and the shape's name.
+fn lossless_json(body: &str, exit_code: Option<i64>) -> Option<(String, &'static str)> {
+    let (table, shape) = match shape::json_table::encode(body) {
         Some(table) => (table.text, "json-table"),
-        None => (shape::ndjson::encode(&body)?.text, "ndjson-table"),
+        None => (shape::ndjson::encode(body)?.text, "ndjson-table"),
     };
     let mut text = String::with_capacity(table.len() + 24);
     push_exit_line(&mut text, exit_code);
@@ -479,20 +479,16 @@ fn lossless_json(lines: &[&str], exit_code: Option<i64>) -> Option<(String, &'st
     Some((text, shape))
 }
 
-/// The output as structurally elided JSON, if it is one JSON document: the rendition text.
+/// `body` as structurally elided JSON, if it is one JSON document: the rendition text.
 /// Values on evidence lines, and strings that read like an error, are never elided.
 fn elided_json(
-    lines: &[&str],
+    body: &str,
     evidence: &HashSet<&str>,
     exit_code: Option<i64>,
     artifact: Option<(&str, &str)>,
 ) -> Option<String> {
-    if !opens_json(lines) {
-        return None;
-    }
-    let body = trimmed_join(lines);
     let keep = |text: &str| evidence.contains(text.trim_end()) || json_value_matters(text);
-    let elided = shape::json_elide::elide(&body, &shape::json_elide::Limits::default(), &keep)?;
+    let elided = shape::json_elide::elide(body, &shape::json_elide::Limits::default(), &keep)?;
     let mut text = String::with_capacity(elided.text.len() + 256);
     push_exit_line(&mut text, exit_code);
     text.push_str(&elided.text);
