@@ -137,11 +137,11 @@ fn fixtures(c: &mut Criterion) {
     walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut paths);
     paths.sort();
     // One benchmark per family: every fixture of the family reduced once per iteration.
-    let mut families: std::collections::BTreeMap<String, Vec<tj::rules::verify::Fixture>> =
+    let mut families: std::collections::BTreeMap<String, Vec<tj::verify::Fixture>> =
         std::collections::BTreeMap::new();
     for path in paths {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let Ok(case) = serde_json::from_str::<tj::rules::verify::Fixture>(&text) else { continue };
+        let Ok(case) = serde_json::from_str::<tj::verify::Fixture>(&text) else { continue };
         let family = path
             .parent()
             .and_then(Path::file_name)

@@ -35,3 +35,4 @@ pub mod rules;
 pub mod run;
 pub mod shell;
 pub mod store;
+pub mod verify;

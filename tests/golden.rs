@@ -12,7 +12,7 @@ use std::path::Path;
 
 use tj::reduce::{self, Options};
 use tj::rules::RuleSet;
-use tj::rules::verify::{self, Fixture};
+use tj::verify::{self, Fixture};
 
 fn load(path: &Path) -> Fixture {
     let text = std::fs::read_to_string(path).expect("fixture is readable");

@@ -11,7 +11,7 @@ use crate::env::Env;
 use crate::exit::Status;
 use crate::rules::load::{self, Dirs};
 use crate::rules::select::{self, Query};
-use crate::rules::verify::{self, Fixture};
+use crate::verify::{self, Fixture};
 
 /// Inspect and check the rule set
 #[derive(Debug, clap::Subcommand)]

@@ -11,7 +11,6 @@ pub mod identity;
 pub mod load;
 pub mod schema;
 pub mod select;
-pub mod verify;
 
 use std::fmt;
 use std::path::PathBuf;

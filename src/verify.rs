@@ -2,16 +2,19 @@
 //! fixtures, every case keeps what it must, drops what it should, is deterministic, holds
 //! provenance, and every builtin rule is exercised by at least one fixture.
 //!
+//! It joins `rules` and `reduce`, so it sits above both: `reduce` uses `rules`, and nothing
+//! below this module reaches back up into it.
+//!
 //! Pure: fixtures arrive parsed; `cli::rules` reads the files.
 
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
-use super::compiled::CompiledRule;
-use super::select::{self, Query};
-use super::{Layer, RuleSet};
 use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
+use crate::rules::compiled::CompiledRule;
+use crate::rules::select::{self, Query};
+use crate::rules::{Layer, RuleSet};
 
 /// A recorded command output with the lines that must survive (the corpus format).
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -86,19 +89,19 @@ pub fn check_rules(set: &RuleSet) -> Vec<String> {
             ("match.outputRegex", &rule.rule.matcher.output_regex),
         ] {
             if let Some(re) = re
-                && let Err(reason) = super::compiled::Pattern::new(re, None)
+                && let Err(reason) = crate::rules::compiled::Pattern::new(re, None)
             {
                 problems
                     .push(format!("{}: invalid regex in {field}: {reason}", rule.path.display()));
             }
         }
         if let Some(shape) = &rule.rule.shape
-            && !super::schema::SHAPES.contains(&shape.as_str())
+            && !crate::rules::schema::SHAPES.contains(&shape.as_str())
         {
             problems.push(format!(
                 "{}: unknown shape `{shape}` (known: {}); ignored",
                 rule.path.display(),
-                super::schema::SHAPES.join(", ")
+                crate::rules::schema::SHAPES.join(", ")
             ));
         }
         if rule.layer == Layer::Builtin
