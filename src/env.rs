@@ -43,6 +43,10 @@ pub const TJ_BLOCKED_AFTER: &str = "TJ_BLOCKED_AFTER";
 /// reported. `TJ_AGENT` counts only when set to something other than empty or `0`. The shell
 /// hook receives this list from `tj init` and, with the default `shellHook: "auto"`, defines
 /// its functions only in a shell where one of them is set when it is sourced (issue 10).
+///
+/// Only markers a harness sets for the commands it runs belong here, never a variable a
+/// person exports to configure a tool (`AIDER_MODEL` was one): a person's shell that has it
+/// would be taken for an agent's.
 pub const AGENT_VARS: &[&str] = &[
     TJ_AGENT,
     "CLAUDECODE",
@@ -51,7 +55,6 @@ pub const AGENT_VARS: &[&str] = &[
     "GEMINI_CLI",
     "CURSOR_AGENT",
     "AI_AGENT",
-    "AIDER_MODEL",
     "OPENCODE",
     "AMP_AGENT",
 ];
@@ -185,6 +188,12 @@ mod tests {
         assert_eq!(env.harness, Some("CLAUDECODE"));
         assert_eq!(Env::from_vars(vars(&[(TJ_AGENT, "0")]), None).harness, None);
         assert_eq!(Env::from_vars(vars(&[(TJ_AGENT, "1")]), None).harness, Some(TJ_AGENT));
+    }
+
+    #[test]
+    fn a_tool_setting_a_person_exports_is_no_agent_marker() {
+        // aider reads AIDER_MODEL as configuration; people export it in their profiles.
+        assert_eq!(Env::from_vars(vars(&[("AIDER_MODEL", "gpt")]), None).harness, None);
     }
 
     #[test]
