@@ -4,6 +4,7 @@
 
 mod init;
 mod install;
+mod mode;
 mod pty;
 mod reduce;
 mod relay;
