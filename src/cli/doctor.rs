@@ -48,6 +48,7 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
     let mut out = String::new();
     let marker = args.hook.as_deref().and_then(parse_marker);
     let loaded = marker.is_some();
+    let here = marker.is_some_and(|(_, pid)| is_this_shell(pid));
     match marker {
         Some((name, pid)) if is_this_shell(pid) => {
             let _ = writeln!(out, "hook     loaded ({name}, this shell, pid {pid})");
@@ -76,8 +77,14 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
         .as_ref()
         .map_or_else(|| "the config file".to_owned(), |p| format!("`{}`", p.display()));
     if loaded {
+        let whose = if here { "" } else { "in that shell: " };
         if !wrapped.is_empty() {
-            let _ = writeln!(out, "wrapped  {wrapped}");
+            let always = if env.harness.is_none() && config.shell_hook == ShellHook::Always {
+                format!(" (not an agent's shell, but shellHook is \"always\" in {config_path})")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "wrapped  {whose}{wrapped}{always}");
         } else {
             let why = match config.shell_hook {
                 ShellHook::Never => format!("shellHook is \"never\" in {config_path}"),
@@ -87,11 +94,11 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
                 ),
                 // An agent's shell now, or `always`, and still nothing: the list was empty,
                 // or the shell was not an agent's when it sourced the hook.
-                _ => "the command list was empty, or this shell was not an agent's when it \
+                _ => "the command list was empty, or the shell was not an agent's when it \
                       sourced the hook"
                     .to_owned(),
             };
-            let _ = writeln!(out, "wrapped  nothing: {why}");
+            let _ = writeln!(out, "wrapped  {whose}nothing: {why}");
         }
     }
 

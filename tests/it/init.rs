@@ -666,6 +666,13 @@ fn doctor_shell_explains_the_hook_and_the_agent() {
         assert!(!text.contains("active "), "{text}");
 
         let hook = Hook::new();
+        hook.env.write("config/config.json", r#"{"shellHook": "always"}"#);
+        let out = hook.run(hook.shell(sh, Owner::Person, "tj doctor shell", &[]));
+        let text = stdout(&out);
+        assert!(text.contains(r#"not an agent's shell, but shellHook is "always""#), "{text}");
+        assert!(text.contains("active   yes"), "{text}");
+
+        let hook = Hook::new();
         hook.env.write("config/config.json", r#"{"shellHook": "never"}"#);
         let out = hook.run(hook.shell(sh, Owner::Agent, "tj doctor shell", &[]));
         assert!(
