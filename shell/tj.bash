@@ -111,7 +111,11 @@ __tj_setup() {
             if \builtin shopt -oq posix && [[ $__tj_name == *[.-]* || $__tj_name == [0-9]* ]]; then
                 continue
             fi
-            \builtin eval "function $__tj_name { __tj_run $__tj_q $__tj_name \"\$@\"; }"
+            # A harness that copies functions but not their helpers (some Claude Code
+            # versions dropped `_`-prefixed ones) must still get the command run.
+            \builtin eval "function $__tj_name {
+                if \\builtin declare -F __tj_run >/dev/null; then __tj_run $__tj_q $__tj_name \"\$@\"; else \\command $__tj_name \"\$@\"; fi
+            }"
             __tj_list+=" $__tj_name"
         done
 

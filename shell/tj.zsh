@@ -108,7 +108,11 @@ function __tj_setup {
             case $__tj_name in
             '' | [!A-Za-z0-9_]* | *[!A-Za-z0-9_.-]*) continue ;;
             esac
-            \builtin eval "function $__tj_name { __tj_run $__tj_q $__tj_name \"\$@\"; }"
+            # A harness that copies functions but not their helpers (some Claude Code
+            # versions dropped `_`-prefixed ones) must still get the command run.
+            \builtin eval "function $__tj_name {
+                if (( \${+functions[__tj_run]} )); then __tj_run $__tj_q $__tj_name \"\$@\"; else \\command $__tj_name \"\$@\"; fi
+            }"
             __tj_list+=" $__tj_name"
         done
 

@@ -354,6 +354,25 @@ fn snapshot(hook: &Hook, sh: Sh, stale_record: bool) -> PathBuf {
 }
 
 #[test]
+fn copied_wrappers_without_their_helper_run_the_command() {
+    for sh in shells() {
+        let hook = Hook::new().set("STUB_EXIT", "5");
+        let file = snapshot(&hook, sh, false);
+        let raw = hook.direct("5");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // A harness that dropped `_`-prefixed functions: the wrappers come without __tj_run.
+        let body = ". \"$1\"\nunset -f __tj_run\ncargo build";
+        let mut cmd = hook.shell_raw(sh, Owner::Agent, body, &[file.as_os_str()], true);
+        cmd.env("CLAUDECODE", "1");
+        let out = hook.run(cmd);
+        assert!(text.contains("__tj_run"), "{text}");
+        assert_eq!(out.status.code(), Some(5), "{}", show(sh, &out));
+        assert_eq!(out.stdout, raw, "{}", show(sh, &out));
+        assert_eq!(stderr(&out), "");
+    }
+}
+
+#[test]
 fn copied_wrappers_step_aside_for_pipes_and_substitutions() {
     if !Path::new("/proc/self/fd/1").exists() {
         skip("no /proc: copied wrappers cannot compare stdouts");
