@@ -18,9 +18,10 @@
 #
 # Each wrapper is a function (aliases do not expand in non-interactive bash) that runs
 # `tj run --agent-stdout DEV:INO -- NAME ARGS…`, or `command NAME ARGS…` when one of
-# TJ_DISABLE, TJ_RAW, TJ_INNER is set or tj cannot be found. DEV:INO names the stdout the
-# agent reads, and `tj run` steps aside when its own is anything else (`| grep`, `> file`,
-# `$(…)`; see crate::run::mode):
+# TJ_DISABLE, TJ_RAW, TJ_INNER is set, tj cannot be found, or the helper __tj_run is gone
+# (a harness copied the wrapper alone). DEV:INO names the stdout the agent reads, and
+# `tj run` steps aside when its own is anything else (`| grep`, `> file`, `$(…)`; see
+# crate::run::mode):
 #   - in the shell that sourced the hook, and its subshells: the stdout it had then;
 #   - in a shell the wrappers were copied into: the wrapper compares its stdout with the
 #     shell's through /proc, and runs the command directly when they differ (a pipe, a
