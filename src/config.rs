@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::env::{self, Env};
 use crate::reduce::Limits;
+use crate::shell::ShellHook;
 
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub struct Config {
     /// `shellCommands`: the commands `tj init` wraps when neither `--commands` nor
     /// `TJ_COMMANDS` says (`None`: the built-in list).
     pub shell_commands: Option<Vec<String>>,
+    /// `shellHook`: where `tj init`'s hook defines its functions (default: in agents' shells).
+    pub shell_hook: ShellHook,
     /// The config file's path, whether or not it exists.
     pub path: Option<PathBuf>,
     /// Problems met (unreadable or malformed file, bad values), for one warning each.
@@ -41,6 +44,8 @@ pub struct Config {
 #[serde(rename_all = "camelCase", default)]
 struct File {
     shell_commands: Option<Vec<String>>,
+    // A string, not the enum: a bad value is one problem, not a file that fails to parse.
+    shell_hook: Option<String>,
     keep_ratio_max: Option<f64>,
     min_saving_bytes: Option<usize>,
     density_threshold: Option<f64>,
@@ -54,6 +59,7 @@ impl Config {
             limits: Limits::default(),
             sources: [Source::Default, Source::Default, Source::Default],
             shell_commands: None,
+            shell_hook: ShellHook::default(),
             path: path.clone(),
             problems: Vec::new(),
         };
@@ -79,6 +85,15 @@ impl Config {
 
     fn apply_file(&mut self, file: &File, path: &std::path::Path) {
         self.shell_commands.clone_from(&file.shell_commands);
+        if let Some(text) = &file.shell_hook {
+            match ShellHook::parse(text) {
+                Some(hook) => self.shell_hook = hook,
+                None => self.problems.push(format!(
+                    "shellHook must be \"auto\", \"always\" or \"never\", got {text:?}; using \"{}\"",
+                    self.shell_hook.as_str()
+                )),
+            }
+        }
         if let Some(v) = file.keep_ratio_max {
             self.set_ratio(v, Source::File(path.to_path_buf()), "keepRatioMax");
         }
@@ -187,6 +202,29 @@ mod tests {
         let config = Config::load(&env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]));
         assert_eq!(config.shell_commands, Some(vec!["cargo".to_owned(), "just".to_owned()]));
         assert!(config.problems.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn shell_hook_comes_from_the_file_and_a_bad_value_is_reported() {
+        let dir = std::env::temp_dir().join(format!("tj-config-hook-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let env = env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]);
+        assert_eq!(Config::load(&env).shell_hook, ShellHook::Auto);
+        #[allow(clippy::disallowed_methods)]
+        fs::write(dir.join("config.json"), r#"{"shellHook": "always", "minSavingBytes": 9}"#)
+            .unwrap();
+        let config = Config::load(&env);
+        assert_eq!(config.shell_hook, ShellHook::Always);
+        assert!(config.problems.is_empty(), "{:?}", config.problems);
+        #[allow(clippy::disallowed_methods)]
+        fs::write(dir.join("config.json"), r#"{"shellHook": "sometimes", "minSavingBytes": 9}"#)
+            .unwrap();
+        let config = Config::load(&env);
+        assert_eq!(config.shell_hook, ShellHook::Auto);
+        assert_eq!(config.limits.min_saving_bytes, 9, "the rest of the file still applies");
+        assert_eq!(config.problems.len(), 1);
+        assert!(config.problems[0].contains(r#"got "sometimes""#), "{:?}", config.problems);
         fs::remove_dir_all(&dir).unwrap();
     }
 

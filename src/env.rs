@@ -15,13 +15,11 @@ pub const TJ_DATA_DIR: &str = "TJ_DATA_DIR";
 pub const TJ_RAW: &str = "TJ_RAW";
 /// Groups artifacts for dedupe and statistics; set once per shell by the shell hook.
 pub const TJ_SESSION: &str = "TJ_SESSION";
-/// `1`: `tj run` execs the command directly (transparent mode), and the shell hook is inert.
+/// `1`: `tj run` execs the command directly (transparent mode), and the shell hook's
+/// functions run their commands directly.
 pub const TJ_DISABLE: &str = "TJ_DISABLE";
 /// Set by `tj run` in its child's environment: a nested `tj run` goes transparent.
 pub const TJ_INNER: &str = "TJ_INNER";
-/// `DEV:INO` of the agent shell's stdout, recorded by the shell hook; `tj run` goes
-/// transparent when its stdout is anything else (a pipe into another command, a file).
-pub const TJ_AGENT_STDOUT: &str = "TJ_AGENT_STDOUT";
 /// `1`: this shell belongs to an agent.
 pub const TJ_AGENT: &str = "TJ_AGENT";
 /// Side channel: write the rendition to this file (atomically) instead of stdout.
@@ -34,7 +32,8 @@ pub const TJ_EMIT_FORMAT: &str = "TJ_EMIT_FORMAT";
 pub const TJ_COMMANDS: &str = "TJ_COMMANDS";
 /// Set by the shell hook when sourced: `bash:PID` or `zsh:PID` (read by `tj doctor shell`).
 pub const TJ_HOOK: &str = "TJ_HOOK";
-/// Set by the shell hook: the commands it wraps, space-separated.
+/// Set by the shell hook: the commands it wrapped in the shell that sourced it, separated by
+/// spaces; empty when it defined nothing there (a person's shell, `shellHook: "never"`).
 pub const TJ_HOOK_COMMANDS: &str = "TJ_HOOK_COMMANDS";
 /// Agent mode: seconds a child may sit silent, reading its terminal, before tj ends it
 /// and says it was blocked on input (default 60).
@@ -42,7 +41,12 @@ pub const TJ_BLOCKED_AFTER: &str = "TJ_BLOCKED_AFTER";
 
 /// Variables whose presence means an agent harness runs this process, in the order they are
 /// reported. `TJ_AGENT` counts only when set to something other than empty or `0`. The shell
-/// hook's agent check is generated from this list (issue 4).
+/// hook receives this list from `tj init` and, with the default `shellHook: "auto"`, defines
+/// its functions only in a shell where one of them is set when it is sourced (issue 10).
+///
+/// Only markers a harness sets for the commands it runs belong here, never a variable a
+/// person exports to configure a tool (`AIDER_MODEL` was one): a person's shell that has it
+/// would be taken for an agent's.
 pub const AGENT_VARS: &[&str] = &[
     TJ_AGENT,
     "CLAUDECODE",
@@ -51,7 +55,6 @@ pub const AGENT_VARS: &[&str] = &[
     "GEMINI_CLI",
     "CURSOR_AGENT",
     "AI_AGENT",
-    "AIDER_MODEL",
     "OPENCODE",
     "AMP_AGENT",
 ];
@@ -86,8 +89,6 @@ pub struct Env {
     pub disable: bool,
     /// `TJ_INNER` is set.
     pub inner: bool,
-    /// `TJ_AGENT_STDOUT`, parsed (`None` when unset or malformed).
-    pub agent_stdout: Option<(u64, u64)>,
     /// The first agent harness variable present, from [`AGENT_VARS`].
     pub harness: Option<&'static str>,
     /// `TJ_EMIT`.
@@ -138,7 +139,6 @@ impl Env {
                 TJ_DENSITY_THRESHOLD => env.density_threshold = Some(text()),
                 TJ_DISABLE => env.disable = value != "0",
                 TJ_INNER => env.inner = true,
-                TJ_AGENT_STDOUT => env.agent_stdout = parse_dev_ino(&text()),
                 TJ_EMIT => env.emit = Some(PathBuf::from(&value)),
                 TJ_EMIT_FD => env.emit_fd = Some(text()),
                 TJ_EMIT_FORMAT => env.emit_format = Some(text()),
@@ -167,12 +167,6 @@ impl Env {
     }
 }
 
-/// Parses `DEV:INO` (decimal), as the shell hook writes `TJ_AGENT_STDOUT`.
-pub fn parse_dev_ino(text: &str) -> Option<(u64, u64)> {
-    let (dev, ino) = text.trim().split_once(':')?;
-    Some((dev.parse().ok()?, ino.parse().ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,11 +191,9 @@ mod tests {
     }
 
     #[test]
-    fn agent_stdout_parses_dev_and_inode() {
-        let env = Env::from_vars(vars(&[(TJ_AGENT_STDOUT, "64769:1234")]), None);
-        assert_eq!(env.agent_stdout, Some((64769, 1234)));
-        assert_eq!(parse_dev_ino("nonsense"), None);
-        assert_eq!(parse_dev_ino("1:"), None);
+    fn a_tool_setting_a_person_exports_is_no_agent_marker() {
+        // aider reads AIDER_MODEL as configuration; people export it in their profiles.
+        assert_eq!(Env::from_vars(vars(&[("AIDER_MODEL", "gpt")]), None).harness, None);
     }
 
     #[test]

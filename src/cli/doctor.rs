@@ -1,9 +1,11 @@
-//! `tj doctor shell`: whether the shell hook is loaded in the calling shell, what it wraps,
-//! whether that shell counts as an agent's and why, and what `tj run` would do there.
+//! `tj doctor shell`: whether the shell hook is loaded in the calling shell, what it wraps
+//! and why (or why nothing), whether that shell counts as an agent's, and what `tj run` would
+//! do there.
 //!
 //! A child process sees only the shell's exported variables, so this reads what the hook
-//! exports (`crate::shell::HOOK_MARKER`, `HOOK_COMMANDS`) and the same [`Env`] snapshot and
-//! mode decision `tj run` uses; it cannot see the shell's functions themselves.
+//! exports (`crate::shell::HOOK_MARKER`, `HOOK_COMMANDS`), the configuration's `shellHook`,
+//! and the same [`Env`] snapshot and mode decision `tj run` uses; it cannot see the shell's
+//! functions themselves, nor the stdout the hook recorded (an unexported shell variable).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,9 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::emit;
-use crate::env::{AGENT_VARS, Env, TJ_AGENT_STDOUT};
+use crate::env::{AGENT_VARS, Env};
 use crate::exit::Status;
-use crate::shell;
+use crate::shell::{self, ShellHook};
 
 /// Check how tj is set up
 #[derive(Debug, clap::Subcommand)]
@@ -46,6 +48,7 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
     let mut out = String::new();
     let marker = args.hook.as_deref().and_then(parse_marker);
     let loaded = marker.is_some();
+    let here = marker.is_some_and(|(_, pid)| is_this_shell(pid));
     match marker {
         Some((name, pid)) if is_this_shell(pid) => {
             let _ = writeln!(out, "hook     loaded ({name}, this shell, pid {pid})");
@@ -68,9 +71,35 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
     }
 
     let wrapped = args.hook_commands.as_deref().unwrap_or("").trim();
+    let config = super::load_config(env);
+    let config_path = config
+        .path
+        .as_ref()
+        .map_or_else(|| "the config file".to_owned(), |p| format!("`{}`", p.display()));
     if loaded {
-        let list = if wrapped.is_empty() { "(none)" } else { wrapped };
-        let _ = writeln!(out, "wrapped  {list}");
+        let whose = if here { "" } else { "in that shell: " };
+        if !wrapped.is_empty() {
+            let always = if env.harness.is_none() && config.shell_hook == ShellHook::Always {
+                format!(" (not an agent's shell, but shellHook is \"always\" in {config_path})")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "wrapped  {whose}{wrapped}{always}");
+        } else {
+            let why = match config.shell_hook {
+                ShellHook::Never => format!("shellHook is \"never\" in {config_path}"),
+                ShellHook::Auto if env.harness.is_none() => format!(
+                    "this is not an agent's shell, and the hook wraps only in those \
+                     (\"shellHook\": \"always\" in {config_path} wraps in every shell)"
+                ),
+                // An agent's shell now, or `always`, and still nothing: the list was empty,
+                // or the shell was not an agent's when it sourced the hook.
+                _ => "the command list was empty, or the shell was not an agent's when it \
+                      sourced the hook"
+                    .to_owned(),
+            };
+            let _ = writeln!(out, "wrapped  {whose}nothing: {why}");
+        }
     }
 
     match env.harness {
@@ -92,23 +121,25 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
         Some("TJ_RAW is set")
     } else if env.inner {
         Some("TJ_INNER is set: this shell runs inside `tj run`")
-    } else if env.harness.is_none() {
-        Some("this is not an agent's shell")
     } else {
         None
     };
-    if loaded {
+    if loaded && !wrapped.is_empty() {
         match off {
             Some(why) => {
                 let _ = writeln!(out, "active   no: {why}; wrapped commands run directly");
             }
             None => {
-                let _ = writeln!(out, "active   yes: wrapped commands run through `tj run`");
+                let _ = writeln!(
+                    out,
+                    "active   yes: wrapped commands run through `tj run`, or directly when \
+                     their output goes elsewhere than this stdout (`| grep`, `> file`)"
+                );
             }
         }
     }
 
-    let _ = writeln!(out, "stdout   {}", stdout_report(env));
+    let _ = writeln!(out, "stdout   {}", stdout_report());
     #[cfg(unix)]
     {
         let _ = writeln!(out, "tj run   {}", mode_report(env));
@@ -164,26 +195,39 @@ fn login_shell() -> Option<String> {
     Some(shell.file_name()?.to_string_lossy().into_owned())
 }
 
-fn stdout_report(env: &Env) -> String {
-    let here = stdout_identity();
-    match (env.agent_stdout, here) {
-        (Some((d, i)), Some(here)) if (d, i) == here => format!(
-            "{TJ_AGENT_STDOUT}={d}:{i} is this stdout: `tj run` renders for the agent here, \
-             and steps aside when output goes to a pipe or a file"
-        ),
-        (Some((d, i)), here) => format!(
-            "{TJ_AGENT_STDOUT}={d}:{i}, but this stdout is {}: `tj run` steps aside here (output \
-             redirected)",
-            here.map_or_else(|| "unreadable".to_owned(), |(hd, hi)| format!("{hd}:{hi}"))
-        ),
-        (None, _) => format!(
-            "{TJ_AGENT_STDOUT} is not recorded (the hook records it in an agent's shell): \
-             `tj run` cannot tell a pipe to the agent from `| grep`"
-        ),
+/// What this stdout is; `tj run` and the hook's wrappers compare its identity.
+fn stdout_report() -> String {
+    #[cfg(unix)]
+    {
+        use std::io::IsTerminal;
+        use std::os::unix::fs::FileTypeExt;
+        let Ok(meta) = std::fs::metadata("/dev/stdout") else {
+            return "unreadable (closed?)".to_owned();
+        };
+        let kind = meta.file_type();
+        let what = if std::io::stdout().is_terminal() {
+            "a terminal"
+        } else if kind.is_fifo() {
+            "a pipe"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_file() {
+            "a file"
+        } else if kind.is_char_device() {
+            "a device (not a terminal)"
+        } else {
+            "something else"
+        };
+        let (dev, ino) = stdout_identity().unwrap_or_default();
+        format!("{what} ({dev}:{ino})")
+    }
+    #[cfg(not(unix))]
+    {
+        "unknown".to_owned()
     }
 }
 
-/// stdout's (device, inode), the identity `tj run` compares with `TJ_AGENT_STDOUT`.
+/// stdout's (device, inode), the identity `tj run` compares with `--agent-stdout`.
 fn stdout_identity() -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
@@ -197,7 +241,8 @@ fn stdout_identity() -> Option<(u64, u64)> {
     }
 }
 
-/// The mode `tj run` (without flags) would pick with this stdout, and why.
+/// The mode `tj run` without flags would pick with this stdout, and why. A wrapper passing
+/// this same stdout as `--agent-stdout` gets the same answer.
 #[cfg(unix)]
 fn mode_report(env: &Env) -> String {
     use std::io::IsTerminal;
@@ -206,6 +251,7 @@ fn mode_report(env: &Env) -> String {
     let facts = Facts {
         agent_flag: false,
         live_flag: false,
+        agent_stdout: None,
         stdout_is_tty: std::io::stdout().is_terminal(),
         stdout_id: stdout_identity(),
     };
@@ -218,7 +264,7 @@ fn mode_report(env: &Env) -> String {
     let why = match reason {
         Reason::Disabled => "TJ_DISABLE is set",
         Reason::Nested => "TJ_INNER is set",
-        Reason::Redirected => "stdout is not the one the hook recorded",
+        Reason::Redirected => "stdout is not the agent's (--agent-stdout)",
         Reason::AgentFlag => "--agent",
         Reason::LiveFlag => "--live",
         Reason::Harness => "an agent variable is set",

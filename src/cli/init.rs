@@ -12,11 +12,13 @@ use crate::shell;
 /// Print the shell hook that runs an agent's build and test commands through tj
 ///
 /// Add `eval "$(tj init bash)"` to ~/.bashrc (and to the file named by BASH_ENV, for
-/// non-interactive `bash -c`), or `eval "$(tj init zsh)"` to ~/.zshrc or ~/.zshenv. The hook
-/// defines a function per command that runs `tj run -- COMMAND ARGS…` when the shell belongs
-/// to an agent (TJ_AGENT=1, or a harness variable such as CLAUDECODE is set), and the
-/// command itself otherwise, or when TJ_DISABLE, TJ_RAW or TJ_INNER is set. Your own shells
-/// stay as they were; `command cargo …` bypasses the hook for one call.
+/// non-interactive `bash -c`), or `eval "$(tj init zsh)"` to ~/.zshrc or ~/.zshenv. In a shell
+/// that belongs to an agent when it sources the hook (TJ_AGENT=1, or a harness variable such
+/// as CLAUDECODE is set), the hook defines a function per command that runs
+/// `tj run -- COMMAND ARGS…`, or the command itself when its output goes elsewhere than the
+/// agent's stdout or TJ_DISABLE, TJ_RAW or TJ_INNER is set. In your own shells it defines
+/// nothing, unless the config file says `"shellHook": "always"` (`"never"`: not even in an
+/// agent's). `command cargo …` bypasses the hook for one call.
 ///
 /// Functions see only the command's name: `python -m pytest`, `./gradlew` and full paths
 /// are not wrapped; run them as `tj run -- python -m pytest`.
@@ -49,27 +51,25 @@ enum Shell {
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut commands: Vec<String> = Vec::new();
+    let config = super::load_config(env);
     // --commands / TJ_COMMANDS, else the config file's shellCommands, else the built-in list.
     let chosen = match &args.commands {
         Some(list) => list.clone(),
-        None => {
-            let config = super::load_config(env);
-            match config.shell_commands {
-                Some(list) => list
-                    .into_iter()
-                    .filter(|name| {
-                        let ok = shell::is_command_name(name);
-                        if !ok {
-                            crate::diag::warn_once(&format!(
-                                "config shellCommands: `{name}` is not a command name; skipped"
-                            ));
-                        }
-                        ok
-                    })
-                    .collect(),
-                None => shell::DEFAULT_COMMANDS.iter().map(|c| (*c).to_owned()).collect(),
-            }
-        }
+        None => match config.shell_commands {
+            Some(list) => list
+                .into_iter()
+                .filter(|name| {
+                    let ok = shell::is_command_name(name);
+                    if !ok {
+                        crate::diag::warn_once(&format!(
+                            "config shellCommands: `{name}` is not a command name; skipped"
+                        ));
+                    }
+                    ok
+                })
+                .collect(),
+            None => shell::DEFAULT_COMMANDS.iter().map(|c| (*c).to_owned()).collect(),
+        },
     };
     for name in chosen {
         if !name.is_empty() && !commands.contains(&name) {
@@ -81,7 +81,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         Shell::Bash => shell::BASH,
         Shell::Zsh => shell::ZSH,
     };
-    let mut text = shell::prelude(bin.as_deref(), &commands);
+    let mut text = shell::prelude(bin.as_deref(), &commands, config.shell_hook);
     text.push_str(script);
     emit::stdout(&text)?;
     Ok(Status::Ok)

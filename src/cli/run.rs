@@ -39,6 +39,11 @@ pub(crate) struct Args {
     #[arg(long)]
     live: bool,
 
+    /// The agent's stdout as DEV:INO (the shell hook passes it): when stdout is anything
+    /// else, run the command directly, as without tj
+    #[arg(long, value_name = "DEV:INO")]
+    agent_stdout: Option<String>,
+
     /// Give the command one pipe for stdout and stderr instead of a PTY
     #[arg(long)]
     no_pty: bool,
@@ -69,6 +74,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let facts = Facts {
         agent_flag: args.agent,
         live_flag: args.live,
+        agent_stdout: args.agent_stdout.as_deref().and_then(|text| {
+            let id = mode::parse_dev_ino(text);
+            if id.is_none() {
+                diag::warn_once(&format!("--agent-stdout `{text}` is not DEV:INO; ignored"));
+            }
+            id
+        }),
         stdout_is_tty,
         stdout_id: stdout_identity(),
     };

@@ -46,6 +46,19 @@
 //! and says so where it does: clearing the screen keeps what was on it (`CSI 2J`), and an
 //! alternate screen still open when the output ends is appended rather than lost.
 //!
+//! # Full-screen programs
+//!
+//! A full-screen program (`less`, `vim`, `top`) draws on the alternate screen (`CSI ? 1049 h`,
+//! `? 1047 h`, `? 47 h`) and gives it back when it ends, so a terminal shows nothing of it
+//! afterwards, and neither would the rendition. The model keeps the text of the last
+//! alternate screen that held any, and when the main screen is left blank, the output is
+//! that screen under one line, [`FULL_SCREEN`], so the agent knows what it looked at. An
+//! alternate screen still open at the end gets the same line. A program that printed
+//! something on the main screen too keeps only that, as on a terminal. The line counts
+//! towards the size of the rendition, which must not exceed the input's (see
+//! `crate::reduce::screen`): a screen drawn with next to no escape sequences, as no real
+//! program draws one, is stripped instead and loses the line, not its text.
+//!
 //! Child output is untrusted, so every cost is bounded by the input: CSI parameters stop at
 //! 65535, the cursor stays within 4096 cells of its row's end, and the padding and rows that
 //! cursor movement alone conjures are charged to a budget of the input's length plus 4096,
@@ -56,6 +69,10 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
+
+/// The line above the text of a full-screen program's last screen (see the
+/// [module docs](self#full-screen-programs)).
+pub const FULL_SCREEN: &str = "[tj] full-screen program; last screen:";
 
 /// Height of the screen that `CSI H` addresses, counted up from the last row written.
 ///
@@ -104,9 +121,11 @@ const C1_LEAD: u8 = 0xC2;
 /// `"Downloading 50%\rDone"` leaves `"Doneloading 50%"`, `\n` starts the next row at column 0
 /// (so `\r\n` and `\n` are both one line break), `\b` moves left without erasing, `\t` is
 /// kept as one cell, and erase-in-line, cursor movement, save/restore and the alternate
-/// screen act as on a VT100/xterm. Everything else that is not text — SGR colours, OSC
-/// titles and hyperlinks (the link text stays), DCS/APC/PM/SOS strings, private modes, other
-/// C0 and C1 controls, an escape cut off by the end of the input — is dropped.
+/// screen act as on a VT100/xterm, except that a full-screen program's last screen is kept
+/// when nothing else is left (see the [module docs](self#full-screen-programs)). Everything
+/// else that is not text — SGR colours, OSC titles and hyperlinks (the link text stays),
+/// DCS/APC/PM/SOS strings, private modes, other C0 and C1 controls, an escape cut off by the
+/// end of the input — is dropped.
 ///
 /// Rows are joined with `\n`; no trailing spaces are trimmed, and output that ended with a
 /// line break still ends with `\n`. Invalid UTF-8 becomes U+FFFD, one per invalid sequence,
@@ -394,6 +413,8 @@ struct Terminal {
     main: Screen,
     /// The alternate screen while a full-screen program has it open.
     alt: Option<Screen>,
+    /// The text of the last alternate screen that held any, once given back.
+    last_alt: Option<String>,
     state: State,
     csi: Csi,
     /// What cursor movement may still add to the output: padding spaces and rows it reaches
@@ -409,6 +430,7 @@ impl Terminal {
             // keeps the output buffer from growing, and is the whole of the memory cost.
             main: Screen::new(input_len, true, width),
             alt: None,
+            last_alt: None,
             state: State::Ground,
             csi: Csi::default(),
             budget: input_len.saturating_add(PAD_ALLOWANCE),
@@ -441,15 +463,28 @@ impl Terminal {
         self.finish()
     }
 
-    /// The output: the main screen, then an alternate screen still open at the end.
+    /// The output: the main screen, then an alternate screen still open at the end, or the
+    /// last one given back when the main screen is blank, under [`FULL_SCREEN`].
     fn finish(self) -> String {
         let mut out = self.main.into_text();
         // Lossless: a program that died (or was cut off) inside the alternate screen never
         // switched back, so what it last showed is the only trace of it.
-        if let Some(alt) = self.alt.map(Screen::into_text).filter(|alt| !alt.is_empty()) {
-            if !out.is_empty() && !out.ends_with('\n') {
+        let open = self.alt.map(Screen::into_text).filter(|alt| !is_blank(alt));
+        let shown = match open {
+            Some(alt) => Some(alt),
+            // Lossy: once given back, a full-screen program's screen is gone from a terminal,
+            // so it is shown only when nothing else was left.
+            None if is_blank(&out) => self.last_alt,
+            None => None,
+        };
+        if let Some(alt) = shown {
+            if is_blank(&out) {
+                out.clear();
+            } else if !out.ends_with('\n') {
                 out.push('\n');
             }
+            out.push_str(FULL_SCREEN);
+            out.push('\n');
             out.push_str(&alt);
         }
         out
@@ -787,9 +822,15 @@ impl Terminal {
                     let width = self.main.width;
                     self.alt.get_or_insert_with(|| Screen::new(0, false, width));
                 }
-                // Lossy: what a full-screen program drew is gone once it gives the screen
-                // back; the main screen is what stayed visible.
-                (47 | 1047 | 1049, false) => self.alt = None,
+                // What a full-screen program drew is gone from a terminal once it gives the
+                // screen back; its last text is kept for `finish`.
+                (47 | 1047 | 1049, false) => {
+                    if let Some(text) = self.alt.take().map(Screen::into_text)
+                        && !is_blank(&text)
+                    {
+                        self.last_alt = Some(text);
+                    }
+                }
                 (1048, true) => self.screen().save(),
                 (1048, false) => self.screen().restore(),
                 _ => {}
@@ -799,6 +840,11 @@ impl Terminal {
 }
 
 /// Bytes in the UTF-8 sequence that `lead` starts (1 for a stray continuation byte).
+/// Returns true if and only if `text` holds nothing but whitespace.
+fn is_blank(text: &str) -> bool {
+    text.chars().all(char::is_whitespace)
+}
+
 fn utf8_len(lead: u8) -> usize {
     match lead {
         0xF0..=0xFF => 4,
@@ -1671,14 +1717,58 @@ mod tests {
 
     #[test]
     fn unterminated_alternate_screen_is_appended() {
-        assert_eq!(r(b"before\n\x1b[?1049h\x1b[Hpanicked here\n"), "before\npanicked here\n");
-        assert_eq!(r(b"before\x1b[?1049hpanicked"), "before\npanicked");
+        assert_eq!(
+            r(b"before\n\x1b[?1049h\x1b[Hpanicked here\n"),
+            format!("before\n{FULL_SCREEN}\npanicked here\n")
+        );
+        assert_eq!(r(b"before\x1b[?1049hpanicked"), format!("before\n{FULL_SCREEN}\npanicked"));
         assert_eq!(r(b"before\n\x1b[?1049h"), "before\n");
     }
 
     #[test]
     fn clearing_the_alternate_screen_clears_it() {
-        assert_eq!(r(b"\x1b[?1049hframe 1\x1b[2J\x1b[Hframe 2"), "frame 2");
+        assert_eq!(r(b"\x1b[?1049hframe 1\x1b[2J\x1b[Hframe 2"), format!("{FULL_SCREEN}\nframe 2"));
+    }
+
+    /// What `less` 590 wrote for a five-line file on TERM=xterm, `q` pressed: it draws the
+    /// file and its `(END)` prompt on the alternate screen, erases the prompt, gives the
+    /// screen back, and leaves the main screen blank.
+    const LESS: &[u8] = b"\x1b[?1049h\x1b[22;0;0t\x1b[?1h\x1b=\rline 1 of the file\r\nline 2 of the file\r\n\
+        line 3 of the file\r\nline 4 of the file\r\nline 5 of the file\r\n\x1b[7mf.txt (END)\x1b[27m\
+        \x1b[K\r\x1b[K\x1b[?1l\x1b>\x1b[?1049l\x1b[23;0;0t";
+
+    #[test]
+    fn a_full_screen_program_leaves_its_last_screen_under_one_line() {
+        let text = "line 1 of the file\nline 2 of the file\nline 3 of the file\n\
+                    line 4 of the file\nline 5 of the file\n";
+        assert_eq!(r(LESS), format!("{FULL_SCREEN}\n{text}"));
+        assert_eq!(rw(LESS, 80), format!("{FULL_SCREEN}\n{text}"));
+        // Smaller than what was drawn, so `reduce::screen` keeps it.
+        assert!(r(LESS).len() < LESS.len());
+    }
+
+    #[test]
+    fn every_alternate_screen_mode_leaves_its_last_screen() {
+        for mode in ["1049", "1047", "47"] {
+            let input = format!("\x1b[?{mode}h\x1b[Hfull screen\r\nstuff\x1b[?{mode}l\r\x1b[K");
+            assert_eq!(r(input.as_bytes()), format!("{FULL_SCREEN}\nfull screen\nstuff"), "{mode}");
+        }
+    }
+
+    #[test]
+    fn the_last_alternate_screen_with_text_is_the_one_shown() {
+        let input =
+            b"\x1b[?1049hfirst\x1b[?1049l\x1b[?1049hsecond\x1b[?1049l\x1b[?1049h\x1b[?1049l\n";
+        assert_eq!(r(input), format!("{FULL_SCREEN}\nsecond"));
+        // Lossy: a screen cleared before it is given back left nothing to show, and the
+        // frames before the clear are gone, as on a terminal.
+        assert_eq!(r(b"\x1b[?1049hshown\x1b[2J\x1b[?1049l"), "");
+    }
+
+    #[test]
+    fn output_on_the_main_screen_hides_a_closed_alternate_screen() {
+        let input = b"\x1b[?1049hpager text\x1b[?1049l[main abc123] commit message\r\n";
+        assert_eq!(r(input), "[main abc123] commit message\n");
     }
 
     // Malformed input.
@@ -2018,7 +2108,7 @@ mod tests {
     #[test]
     fn the_alternate_screen_wraps_at_the_same_width() {
         let out = rw(b"main\r\n\x1b[?1049h0123456789abc\x1b[1A\rX", 10);
-        assert_eq!(out, "main\nX123456789abc");
+        assert_eq!(out, format!("main\n{FULL_SCREEN}\nX123456789abc"));
     }
 
     #[test]

@@ -1,5 +1,28 @@
 //! Which of the three modes `tj run` runs in (DESIGN.md "Modes"). A pure function of the
 //! flags, the environment snapshot and the identity of stdout, so every case is a table row.
+//!
+//! # The rule
+//!
+//! The first of these that holds decides:
+//!
+//! 1. `TJ_DISABLE` is set: **transparent** (tj is switched off).
+//! 2. `TJ_INNER` is set: **transparent** (a `tj run` inside a `tj run`).
+//! 3. `--agent`: **agent**. `--live`: **terminal**. Whoever wrote the flag knows who reads
+//!    the output (the harness adapters write `--agent`), so nothing below overrides it.
+//! 4. `--agent-stdout DEV:INO` names the agent's stdout and ours is something else (`| grep`,
+//!    `> file`, `$(…)`): **transparent**, so the output reaches its reader exactly as
+//!    without tj.
+//! 5. An agent harness's variable is set ([`crate::env::AGENT_VARS`]): **agent**.
+//! 6. stdout is not a terminal: **agent**.
+//! 7. Otherwise: **terminal**.
+//!
+//! The agent's stdout arrives as a flag, never from the environment: an exported record is
+//! inherited by every process below the shell that made it (a nested harness, a terminal
+//! opened from an agent's shell), where it names somebody else's stdout and would make every
+//! run transparent. The shell hook writes the flag on each call (`shell/tj.bash`): the
+//! stdout its shell had when it sourced the hook. A caller that cannot tell (a harness that
+//! copied the hook's functions into its own shells, on a system without `/proc`) passes no
+//! flag, and a pipe is then taken to be the agent's.
 
 use crate::env::Env;
 
@@ -24,12 +47,12 @@ pub enum Reason {
     Disabled,
     /// `TJ_INNER` is set: this is a `tj run` inside a `tj run`.
     Nested,
-    /// The shell hook recorded the agent's stdout, and ours is something else.
-    Redirected,
     /// `--agent`.
     AgentFlag,
     /// `--live`.
     LiveFlag,
+    /// `--agent-stdout` names the agent's stdout, and ours is something else.
+    Redirected,
     /// An agent harness's variable is set.
     Harness,
     /// stdout is not a terminal.
@@ -38,20 +61,23 @@ pub enum Reason {
     Terminal,
 }
 
-/// What the decision looks at.
+/// What the decision looks at besides the environment.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Facts {
     /// `--agent`.
     pub agent_flag: bool,
     /// `--live`.
     pub live_flag: bool,
+    /// `--agent-stdout`: the (device, inode) of the stdout the agent reads, as the shell
+    /// hook saw it.
+    pub agent_stdout: Option<(u64, u64)>,
     /// stdout is a terminal.
     pub stdout_is_tty: bool,
     /// stdout's (device, inode), if it could be read.
     pub stdout_id: Option<(u64, u64)>,
 }
 
-/// Decides the mode.
+/// Decides the mode by the rule in the [module docs](self).
 pub fn decide(facts: &Facts, env: &Env) -> (Mode, Reason) {
     if env.disable {
         return (Mode::Transparent, Reason::Disabled);
@@ -59,18 +85,17 @@ pub fn decide(facts: &Facts, env: &Env) -> (Mode, Reason) {
     if env.inner {
         return (Mode::Transparent, Reason::Nested);
     }
-    // The hook recorded where the agent reads. Output going anywhere else (`| grep`,
-    // `> file`) must behave exactly as without tj.
-    if let Some(recorded) = env.agent_stdout
-        && facts.stdout_id != Some(recorded)
-    {
-        return (Mode::Transparent, Reason::Redirected);
-    }
     if facts.agent_flag {
         return (Mode::Agent, Reason::AgentFlag);
     }
     if facts.live_flag {
         return (Mode::Terminal, Reason::LiveFlag);
+    }
+    // An unreadable stdout counts as elsewhere: stepping aside is never worse.
+    if let Some(agents) = facts.agent_stdout
+        && facts.stdout_id != Some(agents)
+    {
+        return (Mode::Transparent, Reason::Redirected);
     }
     if env.harness.is_some() {
         return (Mode::Agent, Reason::Harness);
@@ -81,94 +106,180 @@ pub fn decide(facts: &Facts, env: &Env) -> (Mode, Reason) {
     (Mode::Terminal, Reason::Terminal)
 }
 
+/// Parses the value of `--agent-stdout`: `DEV:INO`, both decimal, as `stat -c %d:%i` prints
+/// them and as Rust's `MetadataExt::{dev, ino}` return them.
+pub fn parse_dev_ino(text: &str) -> Option<(u64, u64)> {
+    let (dev, ino) = text.trim().split_once(':')?;
+    Some((dev.parse().ok()?, ino.parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+
     use super::*;
 
-    fn env(f: impl FnOnce(&mut Env)) -> Env {
-        let mut e = Env::default();
-        f(&mut e);
-        e
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        Env::from_vars(pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))), None)
     }
 
-    const TTY: Facts =
-        Facts { agent_flag: false, live_flag: false, stdout_is_tty: true, stdout_id: Some((1, 2)) };
+    const TTY: Facts = Facts {
+        agent_flag: false,
+        live_flag: false,
+        agent_stdout: None,
+        stdout_is_tty: true,
+        stdout_id: Some((1, 2)),
+    };
     const PIPE: Facts = Facts {
         agent_flag: false,
         live_flag: false,
+        agent_stdout: None,
         stdout_is_tty: false,
         stdout_id: Some((9, 9)),
     };
+    /// The hook's record of the agent's stdout: the pipe above.
+    const AGENTS: Option<(u64, u64)> = Some((9, 9));
+    /// Somebody else's stdout.
+    const OTHER: Option<(u64, u64)> = Some((7, 7));
 
     #[test]
     fn mode_table() {
+        use Mode::{Agent, Terminal, Transparent};
         let rows: Vec<(&str, Facts, Env, Mode, Reason)> = vec![
-            ("terminal", TTY, Env::default(), Mode::Terminal, Reason::Terminal),
-            ("pipe, no hook", PIPE, Env::default(), Mode::Agent, Reason::NotATerminal),
-            (
-                "harness on a tty",
-                TTY,
-                env(|e| e.harness = Some("CLAUDECODE")),
-                Mode::Agent,
-                Reason::Harness,
-            ),
+            ("terminal", TTY, env(&[]), Terminal, Reason::Terminal),
+            ("pipe, no hook", PIPE, env(&[]), Agent, Reason::NotATerminal),
+            ("harness on a tty", TTY, env(&[("CLAUDECODE", "1")]), Agent, Reason::Harness),
+            ("TJ_AGENT=0 is no agent", TTY, env(&[("TJ_AGENT", "0")]), Terminal, Reason::Terminal),
             (
                 "--agent on a tty",
                 Facts { agent_flag: true, ..TTY },
-                Env::default(),
-                Mode::Agent,
+                env(&[]),
+                Agent,
                 Reason::AgentFlag,
             ),
             (
                 "--live in a harness",
                 Facts { live_flag: true, ..TTY },
-                env(|e| e.harness = Some("TJ_AGENT")),
-                Mode::Terminal,
+                env(&[("TJ_AGENT", "1")]),
+                Terminal,
                 Reason::LiveFlag,
             ),
-            ("disabled", TTY, env(|e| e.disable = true), Mode::Transparent, Reason::Disabled),
+            ("disabled", TTY, env(&[("TJ_DISABLE", "1")]), Transparent, Reason::Disabled),
+            (
+                "TJ_DISABLE=0 is not disabled",
+                PIPE,
+                env(&[("TJ_DISABLE", "0")]),
+                Agent,
+                Reason::NotATerminal,
+            ),
             (
                 "disabled beats --agent",
                 Facts { agent_flag: true, ..TTY },
-                env(|e| e.disable = true),
-                Mode::Transparent,
+                env(&[("TJ_DISABLE", "1")]),
+                Transparent,
                 Reason::Disabled,
             ),
-            ("nested", PIPE, env(|e| e.inner = true), Mode::Transparent, Reason::Nested),
+            ("nested", PIPE, env(&[("TJ_INNER", "1")]), Transparent, Reason::Nested),
+            (
+                "nested beats --agent",
+                Facts { agent_flag: true, ..PIPE },
+                env(&[("TJ_INNER", "1")]),
+                Transparent,
+                Reason::Nested,
+            ),
+            // The hook's record, passed as --agent-stdout.
             (
                 "hook: stdout is the agent's",
-                PIPE,
-                env(|e| e.agent_stdout = Some((9, 9))),
-                Mode::Agent,
+                Facts { agent_stdout: AGENTS, ..PIPE },
+                env(&[]),
+                Agent,
                 Reason::NotATerminal,
             ),
             (
                 "hook: piped elsewhere",
-                PIPE,
-                env(|e| e.agent_stdout = Some((7, 7))),
-                Mode::Transparent,
+                Facts { agent_stdout: OTHER, ..PIPE },
+                env(&[]),
+                Transparent,
+                Reason::Redirected,
+            ),
+            (
+                "hook: piped elsewhere in a harness",
+                Facts { agent_stdout: OTHER, ..PIPE },
+                env(&[("CLAUDECODE", "1")]),
+                Transparent,
                 Reason::Redirected,
             ),
             (
                 "hook: stdout unreadable",
-                Facts { stdout_id: None, ..PIPE },
-                env(|e| e.agent_stdout = Some((7, 7))),
-                Mode::Transparent,
+                Facts { agent_stdout: OTHER, stdout_id: None, ..PIPE },
+                env(&[]),
+                Transparent,
                 Reason::Redirected,
             ),
             (
                 "hook + harness, same stdout",
-                PIPE,
-                env(|e| {
-                    e.agent_stdout = Some((9, 9));
-                    e.harness = Some("CODEX_THREAD_ID");
-                }),
-                Mode::Agent,
+                Facts { agent_stdout: AGENTS, ..PIPE },
+                env(&[("CODEX_THREAD_ID", "x")]),
+                Agent,
                 Reason::Harness,
+            ),
+            (
+                "hook in a person's shell (shellHook always), on the tty",
+                Facts { agent_stdout: Some((1, 2)), ..TTY },
+                env(&[]),
+                Terminal,
+                Reason::Terminal,
+            ),
+            // An explicit flag wins over the record (issue 10, item 8).
+            (
+                "--agent beats a redirect",
+                Facts { agent_flag: true, agent_stdout: OTHER, ..PIPE },
+                env(&[]),
+                Agent,
+                Reason::AgentFlag,
+            ),
+            (
+                "--live beats a redirect",
+                Facts { live_flag: true, agent_stdout: OTHER, ..PIPE },
+                env(&[]),
+                Terminal,
+                Reason::LiveFlag,
+            ),
+            // The environment carries no record: one inherited from a parent shell (older
+            // hooks exported TJ_AGENT_STDOUT) changes nothing.
+            (
+                "stale TJ_AGENT_STDOUT, pipe",
+                PIPE,
+                env(&[("TJ_AGENT_STDOUT", "7:7")]),
+                Agent,
+                Reason::NotATerminal,
+            ),
+            (
+                "stale TJ_AGENT_STDOUT, harness",
+                TTY,
+                env(&[("TJ_AGENT_STDOUT", "7:7"), ("CLAUDECODE", "1")]),
+                Agent,
+                Reason::Harness,
+            ),
+            (
+                "stale TJ_AGENT_STDOUT, --agent",
+                Facts { agent_flag: true, ..PIPE },
+                env(&[("TJ_AGENT_STDOUT", "7:7")]),
+                Agent,
+                Reason::AgentFlag,
             ),
         ];
         for (name, facts, env, mode, reason) in rows {
             assert_eq!(decide(&facts, &env), (mode, reason), "{name}");
+        }
+    }
+
+    #[test]
+    fn agent_stdout_parses_dev_and_inode() {
+        assert_eq!(parse_dev_ino("64769:1234"), Some((64769, 1234)));
+        assert_eq!(parse_dev_ino(" 0:5\n"), Some((0, 5)));
+        for bad in ["", "nonsense", "1:", ":1", "1:2:3", "-1:2", "1:x"] {
+            assert_eq!(parse_dev_ino(bad), None, "{bad:?}");
         }
     }
 }

@@ -311,20 +311,98 @@ fn pipes_and_files_get_exactly_the_raw_bytes() {
 }
 
 #[test]
-fn recorded_stdout_is_the_one_tj_run_sees() {
+fn the_agents_stdout_is_passed_per_call_and_never_exported() {
     for sh in shells() {
-        let hook = Hook::new();
-        let body = "printf '%s\\n' \"$TJ_AGENT_STDOUT\"\n\
-                    tj run --agent -- sh -c 'echo hi; exit 3' || :\n\
-                    tj run -- sh -c 'echo hi; exit 3' | cat || :";
+        // A record an older hook exported in a parent shell: it names somebody else's stdout.
+        let hook = Hook::new().set("STUB_EXIT", "42").set("TJ_AGENT_STDOUT", "1:1");
+        let raw = hook.direct("42");
+        let body = "cargo build || :\n\
+                    cargo build | cat || :\n\
+                    env | grep -c '^TJ_AGENT_STDOUT=1:1$' || :";
         let out = hook.run(hook.shell(sh, Owner::Agent, body, &[]));
         assert_eq!(out.status.code(), Some(0), "{}", show(sh, &out));
-        let text = stdout(&out);
-        let (id, rest) = text.split_once('\n').unwrap();
-        let (dev, ino) = id.split_once(':').unwrap();
-        assert!(dev.parse::<u64>().is_ok() && ino.parse::<u64>().is_ok(), "{id:?}");
-        // --agent on the recorded stdout renders; the same run into `| cat` steps aside.
-        assert_eq!(rest, "[tj] exit 3\nhi\nhi\n", "{}", show(sh, &out));
+        let mut want = b"[tj] exit 42\nstub out\nred\nline\n".to_vec();
+        want.extend_from_slice(&raw);
+        want.extend_from_slice(b"1\n");
+        assert_eq!(out.stdout, want, "{}", show(sh, &out));
+        // The hook's own record is a shell variable: a child sees none.
+        let fresh = Hook::new();
+        let out =
+            fresh.run(fresh.shell(sh, Owner::Agent, "env | grep -c '^TJ_AGENT_STDOUT=' || :", &[]));
+        assert_eq!(stdout(&out), "0\n", "{}", show(sh, &out));
+    }
+}
+
+/// The wrappers as a harness copies them into the shells it runs commands in: dumped from a
+/// shell that sourced the hook, then sourced alone by another process, where the variables
+/// of the first are gone (or, `stale_record`, carried along with the old shell's PID).
+fn snapshot(hook: &Hook, sh: Sh, stale_record: bool) -> PathBuf {
+    let file = hook.env.root.join(format!("snapshot.{}", sh.name()));
+    let dump = match sh {
+        Sh::Bash => "declare -f > \"$1\"; declare -p __tj_stdout >> \"$1\"",
+        Sh::Zsh => "typeset -f > \"$1\"; typeset -p __tj_stdout >> \"$1\"",
+    };
+    let out = hook.run(hook.shell(sh, Owner::Agent, dump, &[file.as_os_str()]));
+    assert_eq!(out.status.code(), Some(0), "{}", show(sh, &out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("__tj_run"), "{text}");
+    if !stale_record {
+        let kept: Vec<&str> = text.lines().filter(|l| !l.contains("__tj_stdout=")).collect();
+        hook.env.write(&format!("snapshot.{}", sh.name()), &kept.join("\n"));
+    }
+    file
+}
+
+#[test]
+fn copied_wrappers_without_their_helper_run_the_command() {
+    for sh in shells() {
+        let hook = Hook::new().set("STUB_EXIT", "5");
+        let file = snapshot(&hook, sh, false);
+        let raw = hook.direct("5");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // A harness that dropped `_`-prefixed functions: the wrappers come without __tj_run.
+        let body = ". \"$1\"\nunset -f __tj_run\ncargo build";
+        let mut cmd = hook.shell_raw(sh, Owner::Agent, body, &[file.as_os_str()], true);
+        cmd.env("CLAUDECODE", "1");
+        let out = hook.run(cmd);
+        assert!(text.contains("__tj_run"), "{text}");
+        assert_eq!(out.status.code(), Some(5), "{}", show(sh, &out));
+        assert_eq!(out.stdout, raw, "{}", show(sh, &out));
+        assert_eq!(stderr(&out), "");
+    }
+}
+
+#[test]
+fn copied_wrappers_step_aside_for_pipes_and_substitutions() {
+    if !Path::new("/proc/self/fd/1").exists() {
+        skip("no /proc: copied wrappers cannot compare stdouts");
+        return;
+    }
+    for sh in shells() {
+        for stale_record in [false, true] {
+            let hook = Hook::new().set("STUB_EXIT", "3");
+            let file = snapshot(&hook, sh, stale_record);
+            let raw = hook.direct("3");
+            // A stale record must be there, or the test proves nothing about it.
+            let body = ". \"$1\"\n\
+                        if [ \"$2\" = yes ]; then [ -n \"${__tj_stdout-}\" ]; fi\n\
+                        cargo build || :\n\
+                        cargo build | cat || :\n\
+                        x=$(cargo build) || :\n\
+                        case $x in *$'\\033'*) echo raw ;; *) echo rendered ;; esac";
+            let flag = if stale_record { "yes" } else { "no" };
+            let mut cmd =
+                hook.shell_raw(sh, Owner::Agent, body, &[file.as_os_str(), OsStr::new(flag)], true);
+            // The copy runs in a process that did not source the hook.
+            cmd.env("CLAUDECODE", "1");
+            let out = hook.run(cmd);
+            assert_eq!(out.status.code(), Some(0), "{}", show(sh, &out));
+            let mut want = b"[tj] exit 3\nstub out\nred\nline\n".to_vec();
+            want.extend_from_slice(&raw);
+            want.extend_from_slice(b"raw\n");
+            assert_eq!(out.stdout, want, "stale record: {stale_record}\n{}", show(sh, &out));
+            assert!(hook.artifacts() > 0, "the first call went through tj");
+        }
     }
 }
 
@@ -346,6 +424,25 @@ fn bypasses_run_the_command_directly() {
     }
 }
 
+/// What `type`/`whence` and `command -v` say `cargo` is, one per line.
+fn what_is_cargo(sh: Sh) -> &'static str {
+    match sh {
+        Sh::Bash => "type -t cargo; command -v cargo",
+        Sh::Zsh => "whence -w cargo; command -v cargo",
+    }
+}
+
+/// The answer of [`what_is_cargo`] for the stub binary, or for a function.
+fn cargo_is(hook: &Hook, sh: Sh, function: bool) -> String {
+    let path = hook.env.root.join("bin/cargo");
+    match (sh, function) {
+        (Sh::Bash, false) => format!("file\n{}\n", path.display()),
+        (Sh::Bash, true) => "function\ncargo\n".to_owned(),
+        (Sh::Zsh, false) => format!("cargo: command\n{}\n", path.display()),
+        (Sh::Zsh, true) => "cargo: function\ncargo\n".to_owned(),
+    }
+}
+
 #[test]
 fn a_persons_shell_is_untouched() {
     for sh in shells() {
@@ -356,13 +453,64 @@ fn a_persons_shell_is_untouched() {
                 None => hook,
             };
             let raw = hook.direct("0");
-            let body = "cargo build\nprintf '%s|%s\\n' \"${TJ_AGENT_STDOUT-unset}\" \"${TJ_SESSION-unset}\"";
-            let out = hook.run(hook.shell(sh, Owner::Person, body, &[]));
-            let mut want = raw.clone();
-            want.extend_from_slice(b"unset|unset\n");
+            let functions = match sh {
+                Sh::Bash => "declare -F | grep -c __tj_ || :",
+                Sh::Zsh => "print -l -- ${(k)functions} | grep -c __tj_ || :",
+            };
+            let body = format!(
+                "{}\ncargo build\nprintf '%s|%s\\n' \"${{TJ_AGENT_STDOUT-unset}}\" \"${{TJ_SESSION-unset}}\"\n{functions}",
+                what_is_cargo(sh)
+            );
+            let out = hook.run(hook.shell(sh, Owner::Person, &body, &[]));
+            let mut want = cargo_is(&hook, sh, false).into_bytes();
+            want.extend_from_slice(&raw);
+            want.extend_from_slice(b"unset|unset\n0\n");
             assert_eq!(out.stdout, want, "TJ_AGENT={agent:?} {}", show(sh, &out));
             assert_eq!(stderr(&out), "");
             assert_eq!(hook.artifacts(), 0, "no tj involvement");
+        }
+    }
+}
+
+#[test]
+fn an_agents_shell_gets_the_wrappers() {
+    for sh in shells() {
+        for var in ["TJ_AGENT", "CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI", "CURSOR_AGENT"] {
+            let hook = Hook::new().set(var, "1");
+            let out = hook.run(hook.shell(sh, Owner::Person, what_is_cargo(sh), &[]));
+            assert_eq!(stdout(&out), cargo_is(&hook, sh, true), "{var}: {}", show(sh, &out));
+        }
+    }
+}
+
+#[test]
+fn shell_hook_setting_decides_where_to_wrap() {
+    for sh in shells() {
+        for (setting, owner, wraps) in [
+            ("always", Owner::Person, true),
+            ("always", Owner::Agent, true),
+            ("never", Owner::Agent, false),
+            ("never", Owner::Person, false),
+            ("auto", Owner::Person, false),
+            ("auto", Owner::Agent, true),
+        ] {
+            let hook = Hook::new();
+            hook.env.write("config/config.json", &format!(r#"{{"shellHook": "{setting}"}}"#));
+            let raw = hook.direct("0");
+            let body = format!("{}\ncargo build", what_is_cargo(sh));
+            let out = hook.run(hook.shell(sh, owner, &body, &[]));
+            let what = format!("{setting} {owner:?}: {}", show(sh, &out));
+            assert_eq!(out.status.code(), Some(0), "{what}");
+            let text = stdout(&out);
+            assert!(text.starts_with(&cargo_is(&hook, sh, wraps)), "{what}");
+            assert_eq!(hook.artifacts() > 0, wraps, "{what}");
+            if wraps && matches!(owner, Owner::Person) {
+                // A person's wrapped command runs through tj in terminal mode on a terminal;
+                // here stdout is a pipe and no agent is named, so it renders.
+                assert!(text.ends_with("stub out\nred\nline\n"), "{what}");
+            } else if !wraps {
+                assert!(out.stdout.ends_with(&raw), "{what}");
+            }
         }
     }
 }
@@ -521,10 +669,36 @@ fn doctor_shell_explains_the_hook_and_the_agent() {
             "cargo npm pnpm".to_owned(),
             "CLAUDECODE is set".to_owned(),
             "active   yes".to_owned(),
-            "is this stdout".to_owned(),
+            "stdout   a pipe (".to_owned(),
+            "tj run   agent mode".to_owned(),
         ] {
             assert!(text.contains(&want), "missing {want:?}\n{text}");
         }
+
+        // A person's shell: loaded, and wrapping nothing, for a reason it names.
+        let hook = Hook::new();
+        let out = hook.run(hook.shell(sh, Owner::Person, "tj doctor shell", &[]));
+        assert_eq!(out.status.code(), Some(0), "{}", show(sh, &out));
+        let text = stdout(&out);
+        assert!(text.contains("wrapped  nothing: this is not an agent's shell"), "{text}");
+        assert!(text.contains(r#""shellHook": "always""#), "{text}");
+        assert!(!text.contains("active "), "{text}");
+
+        let hook = Hook::new();
+        hook.env.write("config/config.json", r#"{"shellHook": "always"}"#);
+        let out = hook.run(hook.shell(sh, Owner::Person, "tj doctor shell", &[]));
+        let text = stdout(&out);
+        assert!(text.contains(r#"not an agent's shell, but shellHook is "always""#), "{text}");
+        assert!(text.contains("active   yes"), "{text}");
+
+        let hook = Hook::new();
+        hook.env.write("config/config.json", r#"{"shellHook": "never"}"#);
+        let out = hook.run(hook.shell(sh, Owner::Agent, "tj doctor shell", &[]));
+        assert!(
+            stdout(&out).contains(r#"wrapped  nothing: shellHook is "never""#),
+            "{}",
+            show(sh, &out)
+        );
 
         let hook = Hook::new();
         let out = hook.run(hook.shell_raw(sh, Owner::Person, "tj doctor shell", &[], true));

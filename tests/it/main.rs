@@ -2,8 +2,10 @@
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 //! test in a fresh temporary HOME with an empty environment.
 
+mod fullscreen;
 mod init;
 mod install;
+mod mode;
 mod pty;
 mod reduce;
 mod relay;

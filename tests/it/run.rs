@@ -154,9 +154,8 @@ fn transparent_mode_is_exactly_a_direct_run() {
     // Nothing was stored: transparent means no capture.
     assert!(!env.data().join("spill").exists());
 
-    // Output going somewhere other than the agent's recorded stdout: transparent too.
-    let mut cmd = env.cmd(&["run", "--", "sh", "-c", body]);
-    cmd.env("TJ_AGENT_STDOUT", "1:1");
+    // Output going somewhere other than the agent's stdout: transparent too.
+    let mut cmd = env.cmd(&["run", "--agent-stdout", "1:1", "--", "sh", "-c", body]);
     let out = cmd.output().unwrap();
     assert_eq!(out.stdout, direct.stdout);
     assert_eq!(out.status.code(), Some(7));
