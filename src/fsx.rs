@@ -165,7 +165,13 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), DirError> {
 pub fn check_private_dir(dir: &Path) -> Result<bool, DirError> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        // A file where a parent should be (ENOTDIR) is "absent" too: creating it then fails
+        // with the reason.
+        Err(err)
+            if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
+        {
+            return Ok(false);
+        }
         Err(err) => return Err(DirError::Stat { path: dir.to_owned(), err }),
     };
     let kind = meta.file_type();

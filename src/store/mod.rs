@@ -237,7 +237,10 @@ impl Store {
     pub fn prepare(&self) -> Result<()> {
         fsx::ensure_private_dir(&self.root)
             .and_then(|()| fsx::ensure_private_dir(&self.spill_dir()))
-            .context("not storing the original")
+            .map_err(|err| match err {
+                fsx::DirError::Create { .. } => anyhow::Error::new(err),
+                refused => anyhow::Error::new(refused).context("not storing the original"),
+            })
     }
 
     /// Checks the store's directories without creating them, as [`Store::prepare`] does.
