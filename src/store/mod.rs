@@ -3,9 +3,11 @@
 //! metadata file beside them. Directories are 0700 and files 0600: outputs hold secrets.
 //!
 //! The id is the first 12 hex digits of the SHA-256 of the raw bytes, so the same output
-//! maps to the same file and storing it twice writes nothing new. Retention removes
-//! originals by age and total size, oldest first; a repeat within a session becomes a
-//! stub ([`is_repeat`]); every reduction adds a line to the ledger `tj stats` reads.
+//! maps to the same file and storing it twice writes nothing new (it only restarts the
+//! original's clock, so the sweep never takes an artifact a fresh rendition names).
+//! Retention removes originals by age and total size, oldest first; a repeat within a
+//! session becomes a stub ([`is_repeat`]); every reduction adds a line to the ledger
+//! `tj stats` reads.
 //!
 //! Every file is reached through [`crate::fsx`]: the data directory and `spill/` must be
 //! real directories of the user's, 0700 (a directory tj did not create is refused, never
@@ -656,7 +658,7 @@ mod tests {
         fs::remove_dir_all(&root).unwrap();
     }
 
-    /// Sets the mtime of `path` (not following a link) to `secs` seconds ago.
+    /// Sets the mtime of `path` (a regular file) to `secs` seconds ago.
     fn age(path: &Path, secs: u64) {
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
         File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
