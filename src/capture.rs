@@ -8,28 +8,26 @@
 //! the head in memory plus the tail ring and records the error for one warning.
 //!
 //! This module owns the bounded buffer, the spill file while it is written (a temporary
-//! `.capture-<pid>-<n>.tmp`, 0600, in a 0700 directory the caller names), the SHA-256 and
+//! `.capture-<pid>-<random>.tmp`, 0600, created exclusively in a private directory the
+//! caller names; see [`crate::fsx`]), the SHA-256 and
 //! byte count of everything the child wrote, the accounting of dropped bytes, and the
 //! bounded window the reducer reads back ([`Captured::for_reduction`]). It does not own the
 //! store's names (`<id>.log`, `<id>.tail`, metadata), retention, or printing the warning:
 //! the store renames or removes the spill file, and `diag` prints [`Captured::error`].
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use crate::fsx;
 use crate::store::ID_LEN;
 
 /// Buffer between capture and the spill file. Relay chunks are up to 64 KiB, so big chunks go
 /// straight through and only small PTY reads are coalesced.
 const SPILL_BUFFER: usize = 64 * 1024;
-
-/// Numbers spill files within this process, so concurrent captures never share a name.
-static SPILL_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// How much of the output is kept, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,45 +304,12 @@ impl Opener {
     }
 }
 
-/// Creates `.capture-<pid>-<n>.tmp` in `dir` (made 0700 if needed), readable by the user only.
+/// Creates `.capture-<pid>-<random>.tmp` in `dir`, readable by the user only. `dir` is
+/// created 0700 if missing; an existing one must be a real directory of the user's with no
+/// permission for group or others, and is never chmodded (see [`fsx::ensure_private_dir`]).
 fn create_spill_file(dir: &Path) -> io::Result<(PathBuf, File)> {
-    create_private_dir(dir)?;
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    // A name can only be taken by a stale file of an earlier process with our pid.
-    let mut tries = 0;
-    loop {
-        let n = SPILL_SEQ.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".capture-{}-{n}.tmp", std::process::id()));
-        match options.open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-/// Creates `dir` (and parents) 0700, and tightens it if it exists with wider permissions, as
-/// the store does: outputs hold secrets.
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        let mode = fs::metadata(dir)?.permissions().mode();
-        if mode & 0o077 != 0 {
-            // The file itself is 0600, so a directory we may not chmod is no reason to fail.
-            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-        }
-    }
-    #[cfg(not(unix))]
-    fs::create_dir_all(dir)?;
-    Ok(())
+    fsx::ensure_private_dir(dir)?;
+    fsx::create_temp(dir, "capture")
 }
 
 /// The last bytes pushed, up to a capacity; allocated on first use.
@@ -614,6 +579,8 @@ fn beyond(ring: &[u8], ring_start: u64, from: u64) -> (u64, usize) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use super::*;
 
     const KIB: usize = 1024;
@@ -797,18 +764,36 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn an_existing_open_spill_dir_is_made_private() {
+    fn an_existing_open_spill_dir_is_refused_and_never_chmodded() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = TempDir::new("tighten");
+        let dir = TempDir::new("open");
         fs::create_dir_all(&dir.0).unwrap();
-        fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
-        let captured = feed(
-            Capture::new(Some(dir.0.clone()), limits(16, 1 << 20, 16)),
-            b"x".repeat(100).as_slice(),
-            7,
-        );
-        assert!(matches!(captured.storage, Storage::Spilled { .. }));
-        assert_eq!(mode(&dir.0), 0o700);
+        fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o1777)).unwrap();
+        let input = text(3, 10 * KIB);
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 20, KIB));
+        let captured = feed(capture, &input, 700);
+        assert!(matches!(captured.storage, Storage::Memory(_)));
+        let error = captured.error.as_deref().unwrap();
+        assert!(error.contains("writable by group or others (mode 1777)"), "{error}");
+        assert_eq!(fs::symlink_metadata(&dir.0).unwrap().permissions().mode() & 0o7777, 0o1777);
+        assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0);
+        assert_accounts(&captured, &input);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_spill_dir_that_is_a_symlink_is_refused() {
+        let dir = TempDir::new("link");
+        let real = dir.0.join("real");
+        crate::fsx::ensure_private_dir(&real).unwrap();
+        let link = dir.0.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let input = text(4, 10 * KIB);
+        let captured = feed(Capture::new(Some(link), limits(KIB, 1 << 20, KIB)), &input, 700);
+        let error = captured.error.as_deref().unwrap();
+        assert!(error.contains("is a symbolic link"), "{error}");
+        assert_eq!(fs::read_dir(&real).unwrap().count(), 0);
+        assert_accounts(&captured, &input);
     }
 
     #[test]

@@ -1,10 +1,21 @@
 //! The only writer of renditions (STYLE.md 2.1): text or JSON, to stdout, to a side file
-//! (atomically) or to a file descriptor; and the clean live stream an agent reads on stdout
-//! while the rendition goes to a side channel.
+//! or to a file descriptor; and the clean live stream an agent reads on stdout while the
+//! rendition goes to a side channel.
+//!
+//! A side file (`--emit PATH`) is written according to what PATH is: a regular file (or
+//! nothing yet) is replaced atomically; a FIFO or a character device is opened as it is and
+//! written in place (never replaced, never truncated, and a FIFO nobody reads is reported,
+//! not waited on); a symbolic link is written through only when both it and what it points
+//! to belong to the user. Anything else is refused, and the caller falls back to stdout.
 
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+
+use crate::fsx;
 
 /// The rendition's format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -40,14 +51,16 @@ pub fn json<T: serde::Serialize>(value: &T) -> Result<()> {
 /// Where a rendition goes besides (or instead of) stdout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Channel {
-    /// A file, written atomically (temp + rename) before tj exits.
+    /// A file, written before tj exits: atomically (temp + rename) if it is a regular file,
+    /// in place if it is a FIFO or a character device (see the module doc).
     File(std::path::PathBuf),
     /// An open file descriptor the harness passed in.
     Fd(i32),
 }
 
-/// Writes `text` (plus a final newline) to `channel`. A file is replaced atomically, so a
-/// reader sees the previous rendition or this one, never half of one.
+/// Writes `text` (plus a final newline) to `channel`. A regular file is replaced
+/// atomically, so a reader sees the previous rendition or this one, never half of one; a
+/// FIFO or a device is written in place (see the module doc).
 pub fn to_channel(channel: &Channel, text: &str) -> Result<()> {
     let mut bytes = Vec::with_capacity(text.len() + 1);
     bytes.extend_from_slice(text.as_bytes());
@@ -55,10 +68,106 @@ pub fn to_channel(channel: &Channel, text: &str) -> Result<()> {
         bytes.push(b'\n');
     }
     match channel {
-        Channel::File(path) => crate::store::atomic_write(path, &bytes)
+        Channel::File(path) => write_file(path, &bytes)
             .with_context(|| format!("could not write the rendition to `{}`", path.display())),
         Channel::Fd(fd) => write_fd(*fd, &bytes),
     }
+}
+
+/// Writes `bytes` to the side file `path` according to what it is (see the module doc).
+fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return fsx::replace(path, bytes),
+        Err(err) => return Err(err),
+    };
+    if meta.file_type().is_symlink() {
+        let (target, target_meta) = owned_link_target(path, &meta)?;
+        return write_existing(&target, &target_meta, bytes);
+    }
+    write_existing(path, &meta, bytes)
+}
+
+/// The canonical target of the symbolic link `link` and its metadata, if and only if both
+/// belong to the user: a link someone else planted (or one that leads to someone else's
+/// file) must not decide what tj overwrites.
+fn owned_link_target(link: &Path, meta: &fs::Metadata) -> io::Result<(PathBuf, fs::Metadata)> {
+    let euid = fsx::euid();
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("not writing through the symbolic link `{}`: {why}", link.display()),
+        )
+    };
+    if meta.uid() != euid {
+        return Err(refuse(format!("it belongs to uid {}, not to you (uid {euid})", meta.uid())));
+    }
+    // Canonical: no link left in any component, so what is checked is what is written.
+    let target = fs::canonicalize(link).map_err(|err| {
+        refuse(if err.kind() == io::ErrorKind::NotFound {
+            "it points to nothing".to_owned()
+        } else {
+            format!("could not resolve it: {err}")
+        })
+    })?;
+    let target_meta = fs::symlink_metadata(&target)?;
+    if target_meta.uid() != euid {
+        return Err(refuse(format!(
+            "it points to `{}`, which belongs to uid {}, not to you (uid {euid})",
+            target.display(),
+            target_meta.uid()
+        )));
+    }
+    Ok((target, target_meta))
+}
+
+/// Writes `bytes` to `path`, which exists and is not a symbolic link, as `meta` describes.
+fn write_existing(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return fsx::replace(path, bytes);
+    }
+    if !(kind.is_fifo() || kind.is_char_device()) {
+        // A directory or a socket cannot take a rendition; a block device must not (a disk
+        // overwritten from its first byte).
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "`{}` is a {}; tj writes a rendition only to a file, a FIFO or a character device",
+                path.display(),
+                fsx::kind_name(&kind)
+            ),
+        ));
+    }
+    // In place: no O_CREAT, no O_TRUNC (a device is never replaced or truncated). O_NONBLOCK
+    // makes a FIFO nobody reads fail with ENXIO instead of blocking the open forever;
+    // O_NOCTTY keeps a terminal from becoming tj's controlling terminal.
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|err| {
+            if err.raw_os_error() == Some(libc::ENXIO) && kind.is_fifo() {
+                // Not BrokenPipe: the caller keeps quiet about a broken pipe, and this needs
+                // saying.
+                io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    format!("no process is reading the FIFO `{}`", path.display()),
+                )
+            } else {
+                err
+            }
+        })?;
+    let opened = file.metadata()?;
+    if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+        return Err(io::Error::other(format!(
+            "`{}` was replaced while tj opened it; not writing",
+            path.display()
+        )));
+    }
+    // Blocking again: a reader slower than tj gets every byte.
+    fsx::set_blocking(&file)?;
+    (&file).write_all(bytes)
 }
 
 #[cfg(unix)]
@@ -143,6 +252,158 @@ impl<W: Write> Drop for CleanLive<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir =
+                std::env::temp_dir().join(format!("tj-emit-{name}-{}-{n}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn file(path: &Path) -> Channel {
+        Channel::File(path.to_owned())
+    }
+
+    /// Makes a device node, or returns false (with the reason) when this user may not.
+    fn mknod(path: &Path, kind: nix::sys::stat::SFlag, major: u64, minor: u64) -> bool {
+        use nix::sys::stat::{Mode, makedev};
+        match nix::sys::stat::mknod(
+            path,
+            kind,
+            Mode::from_bits_truncate(0o666),
+            makedev(major, minor),
+        ) {
+            Ok(()) => true,
+            Err(err) => {
+                eprintln!("skipped: could not make a device node: {err}");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn a_regular_file_or_a_new_name_is_replaced_whole() {
+        let dir = TempDir::new("regular");
+        let path = dir.0.join("out.txt");
+        to_channel(&file(&path), "first").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "first\n");
+        to_channel(&file(&path), "second\n").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "second\n");
+        assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 1, "no temp file left");
+    }
+
+    #[test]
+    fn a_char_device_is_written_in_place_and_stays_a_device() {
+        let dir = TempDir::new("chardev");
+        let null = dir.0.join("mynull");
+        if !mknod(&null, nix::sys::stat::SFlag::S_IFCHR, 1, 3) {
+            return;
+        }
+        to_channel(&file(&null), "hi").unwrap();
+        let meta = fs::symlink_metadata(&null).unwrap();
+        assert!(meta.file_type().is_char_device(), "{:?}", meta.file_type());
+        assert_eq!(meta.rdev(), nix::sys::stat::makedev(1, 3));
+    }
+
+    #[test]
+    fn a_block_device_is_refused() {
+        let dir = TempDir::new("blockdev");
+        let disk = dir.0.join("disk");
+        // A device number no driver claims: even a regression could not write a real disk.
+        if !mknod(&disk, nix::sys::stat::SFlag::S_IFBLK, 4095, 4095) {
+            return;
+        }
+        let err = to_channel(&file(&disk), "hi").unwrap_err();
+        assert!(format!("{err:#}").contains("is a block device"), "{err:#}");
+        assert!(fs::symlink_metadata(&disk).unwrap().file_type().is_block_device());
+    }
+
+    #[test]
+    fn a_fifo_with_a_reader_gets_the_rendition() {
+        let dir = TempDir::new("fifo");
+        let fifo = dir.0.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        // The read end, opened first without waiting for a writer (no thread, no sleep).
+        let mut reader =
+            OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+        to_channel(&file(&fifo), "through the pipe").unwrap();
+        fsx::set_blocking(&reader).unwrap();
+        let mut got = String::new();
+        io::Read::read_to_string(&mut reader, &mut got).unwrap();
+        assert_eq!(got, "through the pipe\n");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn a_fifo_without_a_reader_is_reported_not_waited_on() {
+        let dir = TempDir::new("fifo-alone");
+        let fifo = dir.0.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let err = to_channel(&file(&fifo), "nobody listens").unwrap_err();
+        assert!(format!("{err:#}").contains("no process is reading the FIFO"), "{err:#}");
+        assert!(!crate::diag::is_broken_pipe(&err), "the caller must not keep quiet about it");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn an_own_symlink_is_written_through_and_stays_a_link() {
+        let dir = TempDir::new("link");
+        let target = dir.0.join("target.txt");
+        crate::fsx::replace(&target, b"old").unwrap();
+        let link = dir.0.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        to_channel(&file(&link), "new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn a_symlink_that_is_not_all_ours_is_refused_and_its_target_untouched() {
+        if fsx::euid() != 0 {
+            eprintln!("skipped: only root can give a link or a file to another user");
+            return;
+        }
+        let dir = TempDir::new("foreign");
+        let target = dir.0.join("target.txt");
+        crate::fsx::replace(&target, b"keep").unwrap();
+        // A link owned by someone else, to our file.
+        let theirs = dir.0.join("theirs");
+        std::os::unix::fs::symlink(&target, &theirs).unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(12345), None).unwrap();
+        let err = format!("{:#}", to_channel(&file(&theirs), "x").unwrap_err());
+        assert!(err.contains("belongs to uid 12345"), "{err}");
+        // Our link, to someone else's file.
+        let victim = dir.0.join("victim.txt");
+        crate::fsx::replace(&victim, b"keep").unwrap();
+        std::os::unix::fs::chown(&victim, Some(12345), None).unwrap();
+        let ours = dir.0.join("ours");
+        std::os::unix::fs::symlink(&victim, &ours).unwrap();
+        let err = format!("{:#}", to_channel(&file(&ours), "x").unwrap_err());
+        assert!(err.contains("which belongs to uid 12345"), "{err}");
+        // Our link, to nothing: writing would create a file where it points.
+        let dangling = dir.0.join("dangling");
+        std::os::unix::fs::symlink(dir.0.join("nowhere"), &dangling).unwrap();
+        let err = format!("{:#}", to_channel(&file(&dangling), "x").unwrap_err());
+        assert!(err.contains("points to nothing"), "{err}");
+        assert!(!dir.0.join("nowhere").exists());
+        assert_eq!(fs::read(&target).unwrap(), b"keep");
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        assert!(fs::symlink_metadata(&theirs).unwrap().file_type().is_symlink());
+    }
 
     #[test]
     fn clean_live_renders_whole_lines_and_holds_partial_ones() {

@@ -29,6 +29,7 @@ pub mod diag;
 pub mod emit;
 pub mod env;
 pub mod exit;
+pub mod fsx;
 pub mod reduce;
 pub mod rules;
 #[cfg(unix)]

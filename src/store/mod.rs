@@ -3,12 +3,20 @@
 //! metadata file beside them. Directories are 0700 and files 0600: outputs hold secrets.
 //!
 //! The id is the first 12 hex digits of the SHA-256 of the raw bytes, so the same output
-//! maps to the same file and storing it twice writes nothing new. Retention removes
-//! originals by age and total size, oldest first; a repeat within a session becomes a
-//! stub ([`is_repeat`]); every reduction adds a line to the ledger `tj stats` reads.
+//! maps to the same file and storing it twice writes nothing new (it only restarts the
+//! original's clock, so the sweep never takes an artifact a fresh rendition names).
+//! Retention removes originals by age and total size, oldest first; a repeat within a
+//! session becomes a stub ([`is_repeat`]); every reduction adds a line to the ledger
+//! `tj stats` reads.
+//!
+//! Every file is reached through [`crate::fsx`]: the data directory and `spill/` must be
+//! real directories of the user's, 0700 (a directory tj did not create is refused, never
+//! tightened); no open follows a symbolic link; temporary names are unpredictable; and the
+//! sweep removes only names of the store's own form. A store that fails these checks is
+//! refused with one warning, and the run goes on without it (fail open).
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -16,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::env::Env;
+use crate::fsx;
 use crate::reduce::ArtifactRef;
 
 /// Hex digits of the SHA-256 used as the artifact id.
@@ -118,16 +127,13 @@ impl Store {
         self.spill_dir().join(format!("{id}.json"))
     }
 
-    /// Persists `raw` and returns its reference. Writes nothing when an identical original
-    /// is already stored.
+    /// Persists `raw` and returns its reference. When an identical original is already
+    /// stored, only refreshes its time, so the sweep counts its age from now.
     pub fn persist(&self, raw: &[u8], meta: &mut Metadata) -> Result<ArtifactRef> {
         let (id, sha) = id_of(raw);
-        let dir = self.spill_dir();
-        create_private_dir(&self.root)?;
-        create_private_dir(&dir)?;
+        self.prepare()?;
         let path = self.spill_path(&id);
-        let same = fs::metadata(&path).is_ok_and(|m| m.len() == raw.len() as u64);
-        if !same {
+        if !reuse(&path, raw.len() as u64) {
             atomic_write(&path, raw)
                 .with_context(|| format!("could not store the original in `{}`", path.display()))?;
         }
@@ -150,11 +156,7 @@ impl Store {
     pub fn read(&self, id: &str) -> Result<Vec<u8>> {
         let id = self.resolve(id)?;
         let path = self.spill_path(&id);
-        let mut bytes = Vec::new();
-        File::open(&path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .with_context(|| format!("could not read `{}`", path.display()))?;
-        Ok(bytes)
+        fsx::read(&path).with_context(|| format!("could not read `{}`", path.display()))
     }
 
     /// The full id for `prefix`, which must name exactly one stored original.
@@ -163,19 +165,11 @@ impl Store {
             bail!("`{prefix}` is not an artifact id (ids are hex digits, as `tj ls` shows)");
         }
         let prefix = prefix.to_ascii_lowercase();
-        let entries = match fs::read_dir(self.spill_dir()) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                bail!("no artifact `{prefix}`: nothing is stored yet in `{}`", self.root.display())
-            }
-            Err(err) => return Err(err).context("could not list the store"),
+        let Some(entries) = self.entries()? else {
+            bail!("no artifact `{prefix}`: nothing is stored yet in `{}`", self.root.display())
         };
         let mut found: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| {
-                e.file_name().to_str().and_then(|n| n.strip_suffix(".log")).map(str::to_owned)
-            })
-            .filter(|id| id.starts_with(&prefix))
+            .filter_map(|(id, ext)| (ext == "log" && id.starts_with(&prefix)).then_some(id))
             .collect();
         found.sort();
         match found.len() {
@@ -186,51 +180,33 @@ impl Store {
     }
 }
 
-/// Creates `dir` (and parents) private to the user, and tightens it if it already exists.
-fn create_private_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("could not create `{}`", dir.display()))?;
-        let meta =
-            fs::metadata(dir).with_context(|| format!("could not stat `{}`", dir.display()))?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-                .with_context(|| format!("could not make `{}` private", dir.display()))?;
-        }
-    }
-    #[cfg(not(unix))]
-    fs::create_dir_all(dir).with_context(|| format!("could not create `{}`", dir.display()))?;
-    Ok(())
+/// Writes `bytes` to `path` through a private temporary file in the same directory and a
+/// rename, so a reader sees the old file or the new one, never half of one (see
+/// [`fsx::replace`]: the temporary name is unpredictable and created exclusively).
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fsx::replace(path, bytes)
 }
 
-/// Writes `bytes` to `path` through a private temporary file in the same directory and a
-/// rename, so a reader sees the old file or the new one, never half of one.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tj");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let result = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+/// Returns true if and only if `path` is a regular file of `len` bytes (the original of the
+/// same id, stored before) whose time could be refreshed: the sweep then counts its age from
+/// this run, so a rendition made now never names an artifact the next sweep deletes.
+fn reuse(path: &Path, len: u64) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
+        && fsx::touch(path, false).is_ok()
 }
+
+/// The extensions of the store's files: `<id>.log` (the original), `<id>.json`
+/// (metadata), `<id>.tail` (the tail past the disk cap), `<id>.txt` (the rendition).
+const EXTENSIONS: [&str; 4] = ["log", "json", "tail", "txt"];
+
+/// The id and extension of a name of the store's own form, `<12 hex>.<known extension>`.
+fn own_name(name: &str) -> Option<(&str, &str)> {
+    let (id, ext) = name.split_once('.')?;
+    (fsx::is_id(id) && EXTENSIONS.contains(&ext)).then_some((id, ext))
+}
+
+/// Metadata files are a few hundred bytes; anything far larger is not one of ours.
+const METADATA_LIMIT: u64 = 1 << 20;
 
 /// How long originals are kept, and how much of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,15 +233,53 @@ impl Store {
         self.spill_dir()
     }
 
-    /// Creates the store's directories, private to the user.
+    /// Creates the store's directories, private to the user, or refuses the store: each
+    /// must be a real directory (not a symbolic link) of the user's, with no permission for
+    /// group or others. An existing directory is never chmodded.
     pub fn prepare(&self) -> Result<()> {
-        create_private_dir(&self.root)?;
-        create_private_dir(&self.spill_dir())
+        fsx::ensure_private_dir(&self.root)
+            .and_then(|()| fsx::ensure_private_dir(&self.spill_dir()))
+            .map_err(|err| match err {
+                fsx::DirError::Create { .. } => anyhow::Error::new(err),
+                refused => anyhow::Error::new(refused).context("not storing the original"),
+            })
+    }
+
+    /// Checks the store's directories without creating them, as [`Store::prepare`] does.
+    /// Returns false if and only if nothing is stored yet.
+    fn check(&self) -> Result<bool> {
+        let exists = fsx::check_private_dir(&self.root)
+            .and_then(|root| Ok(root && fsx::check_private_dir(&self.spill_dir())?))
+            .context("not reading the store")?;
+        Ok(exists)
+    }
+
+    /// The `(id, extension)` of every regular file of the store's own form in `spill/`, or
+    /// `None` when nothing is stored yet. Symbolic links, FIFOs, directories and names of any
+    /// other form are skipped (`DirEntry::file_type` does not follow links).
+    fn entries(&self) -> Result<Option<impl Iterator<Item = (String, String)>>> {
+        if !self.check()? {
+            return Ok(None);
+        }
+        let entries = match fs::read_dir(self.spill_dir()) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err).context("could not list the store"),
+        };
+        Ok(Some(entries.flatten().filter_map(|entry| {
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                return None;
+            }
+            let name = entry.file_name();
+            let (id, ext) = own_name(name.to_str()?)?;
+            Some((id.to_owned(), ext.to_owned()))
+        })))
     }
 
     /// Stores what a capture kept, under the id of everything the child wrote: a spilled
     /// capture's file is renamed into place; an in-memory one is written; a tail kept past the
-    /// disk cap goes beside it as `<id>.tail`.
+    /// disk cap goes beside it as `<id>.tail`. An identical original already stored is kept
+    /// and its time refreshed, as [`Store::persist`] does.
     pub fn adopt(
         &self,
         captured: &crate::capture::Captured,
@@ -275,8 +289,7 @@ impl Store {
         let id = captured.hex_id();
         self.prepare()?;
         let path = self.spill_path(&id);
-        let kept = captured.storage.len();
-        let same = fs::metadata(&path).is_ok_and(|m| m.len() == kept);
+        let same = reuse(&path, captured.storage.len());
         match &captured.storage {
             Storage::Memory(bytes) => {
                 if !same {
@@ -316,31 +329,34 @@ impl Store {
     /// store of thousands of originals on every run cost more than the reduction itself;
     /// between sweeps the store may run over its limits by what ten minutes write.
     pub fn sweep_due(&self) -> bool {
-        use std::os::unix::fs::OpenOptionsExt;
         let marker = self.root.join(".last-sweep");
-        let recent = fs::metadata(&marker)
-            .and_then(|m| m.modified())
+        let recent = fs::symlink_metadata(&marker)
             .ok()
+            .filter(fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < SWEEP_EVERY);
         if recent {
             return false;
         }
-        // Truncating rewrites the mtime; a failure only means the next run sweeps too.
-        let _ = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&marker);
+        // Never through a symbolic link, never truncating: a failure (a link or a FIFO
+        // planted at the marker) only means the next run sweeps too.
+        let _ = fsx::touch(&marker, true);
         true
     }
 
     /// Removes originals past the age limit, then the oldest while the total is over the
     /// size limit, never `keep`. Safe with concurrent tj processes: a file another process
     /// removed first is simply gone.
+    ///
+    /// Only names of the store's own form are removed (`<12 hex>.<log|json|tail|txt>` and
+    /// tj's temporary names), only regular files are looked at, and a `spill/` that is not a
+    /// private directory of the user's is refused: the sweep never deletes what is not tj's.
     pub fn sweep(&self, retention: &Retention, keep: Option<&str>) -> Result<usize> {
         let now = now_secs();
+        if !self.check()? {
+            return Ok(0);
+        }
         let entries = match fs::read_dir(self.spill_dir()) {
             Ok(entries) => entries,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
@@ -348,6 +364,10 @@ impl Store {
         };
         let mut logs: Vec<(u64, u64, String)> = Vec::new(); // (mtime, size, id)
         for entry in entries.flatten() {
+            // `file_type` and `metadata` of a `DirEntry` do not follow symbolic links.
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let Ok(meta) = entry.metadata() else { continue };
@@ -356,13 +376,13 @@ impl Store {
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(now, |d| d.as_secs());
-            if name.starts_with(".capture-") || name.ends_with(".tmp") {
+            if fsx::is_temp_name(name) {
                 if now.saturating_sub(mtime) > STALE_TEMP_SECS {
                     let _ = fs::remove_file(entry.path());
                 }
                 continue;
             }
-            if let Some(id) = name.strip_suffix(".log") {
+            if let Some((id, "log")) = own_name(name) {
                 logs.push((mtime, meta.len(), id.to_owned()));
             }
         }
@@ -375,7 +395,7 @@ impl Store {
             }
             let expired = now.saturating_sub(*mtime) > retention.max_age_secs;
             if expired || total > retention.max_total_bytes {
-                for ext in ["log", "json", "tail", "txt"] {
+                for ext in EXTENSIONS {
                     let _ = fs::remove_file(self.spill_dir().join(format!("{id}.{ext}")));
                 }
                 total = total.saturating_sub(*size);
@@ -388,7 +408,7 @@ impl Store {
     /// The metadata stored for `id`, if any (read before it is overwritten, for dedupe; and
     /// by `tj expand`, for the width the output was rendered at).
     pub fn previous(&self, id: &str) -> Option<Metadata> {
-        let bytes = fs::read(self.meta_path(id)).ok()?;
+        let bytes = fsx::read_limited(&self.meta_path(id), METADATA_LIMIT).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
@@ -398,15 +418,7 @@ impl Store {
         let mut line = serde_json::to_vec(entry).context("could not encode the ledger entry")?;
         line.push(b'\n');
         let path = self.root.join("ledger.jsonl");
-        let mut options = OpenOptions::new();
-        options.append(true).create(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        options
-            .open(&path)
+        fsx::open_append(&path)
             .and_then(|mut f| f.write_all(&line))
             .with_context(|| format!("could not append to the ledger `{}`", path.display()))
     }
@@ -421,30 +433,29 @@ impl Store {
     pub fn read_rendition(&self, id: &str) -> Result<String> {
         let id = self.resolve(id)?;
         let path = self.spill_dir().join(format!("{id}.txt"));
-        fs::read_to_string(&path).with_context(|| format!("no rendition stored for `{id}`"))
+        let bytes = fsx::read(&path).with_context(|| format!("no rendition stored for `{id}`"))?;
+        String::from_utf8(bytes)
+            .with_context(|| format!("the rendition stored for `{id}` is not text"))
     }
 
     /// Reads the tail kept past the disk cap, if any.
     pub fn read_tail(&self, id: &str) -> Option<Vec<u8>> {
-        fs::read(self.spill_dir().join(format!("{id}.tail"))).ok()
+        fsx::read(&self.spill_dir().join(format!("{id}.tail"))).ok()
     }
 
     /// Every artifact's metadata, newest first. Unreadable or corrupt entries are skipped and
     /// counted.
     pub fn list(&self) -> Result<(Vec<Metadata>, usize)> {
-        let entries = match fs::read_dir(self.spill_dir()) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(err) => return Err(err).context("could not list the store"),
-        };
+        let Some(entries) = self.entries()? else { return Ok((Vec::new(), 0)) };
         let mut out = Vec::new();
         let mut corrupt = 0;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "json") {
+        for (id, ext) in entries {
+            if ext != "json" {
                 continue;
             }
-            match fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Metadata>(&b).ok()) {
+            let path = self.meta_path(&id);
+            let bytes = fsx::read_limited(&path, METADATA_LIMIT).ok();
+            match bytes.and_then(|b| serde_json::from_slice::<Metadata>(&b).ok()) {
                 Some(meta) => out.push(meta),
                 None => corrupt += 1,
             }
@@ -507,6 +518,8 @@ pub fn now_secs() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
 
     fn temp(name: &str) -> PathBuf {
@@ -643,6 +656,159 @@ mod tests {
             );
         }
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Sets the mtime of `path` (a regular file) to `secs` seconds ago.
+    fn age(path: &Path, secs: u64) {
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
+    }
+
+    fn mtime(path: &Path) -> std::time::SystemTime {
+        fs::symlink_metadata(path).unwrap().modified().unwrap()
+    }
+
+    const DAY: u64 = 24 * 3600;
+
+    #[test]
+    fn storing_identical_output_again_refreshes_its_time_so_the_sweep_keeps_it() {
+        let root = temp("refresh");
+        let store = Store::at(&root);
+        let art = store.persist(b"same output\n", &mut Metadata::default()).unwrap();
+        let path = Path::new(&art.path);
+        age(path, 8 * DAY);
+        let again = store.persist(b"same output\n", &mut Metadata::default()).unwrap();
+        assert_eq!(again.id, art.id);
+        let fresh = mtime(path).elapsed().unwrap();
+        assert!(fresh < std::time::Duration::from_secs(3600), "mtime not refreshed: {fresh:?}");
+        assert_eq!(store.sweep(&Retention::default(), None).unwrap(), 0);
+        assert_eq!(store.read(&art.id).unwrap(), b"same output\n");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn sweep_removes_only_regular_files_of_the_stores_own_form() {
+        let root = temp("sweep-own");
+        let store = Store::at(&root);
+        store.prepare().unwrap();
+        let spill = root.join("spill");
+        let outside = temp("sweep-own-outside");
+        fs::create_dir_all(&outside).unwrap();
+        let victim = outside.join("victim.log");
+        atomic_write(&victim, b"not tj's").unwrap();
+        age(&victim, 30 * DAY);
+        std::os::unix::fs::symlink(&victim, spill.join("aaaaaaaaaaaa.log")).unwrap();
+        let theirs = [
+            "app.log",
+            "error.json",
+            "0123456789AB.log",
+            "0123456789ab.exe",
+            "notes.tmp",
+            ".x.tmp",
+        ];
+        let ours =
+            ["0123456789ab.log", "0123456789ab.json", "0123456789ab.txt", ".capture-1-2.tmp"];
+        for name in theirs.iter().chain(&ours) {
+            atomic_write(&spill.join(name), b"old").unwrap();
+            age(&spill.join(name), 30 * DAY);
+        }
+        store.sweep(&Retention::default(), None).unwrap();
+        for name in theirs {
+            assert!(spill.join(name).exists(), "{name} is not tj's and must survive");
+        }
+        for name in ours {
+            assert!(!spill.join(name).exists(), "{name} is tj's, expired, and must go");
+        }
+        assert!(fs::symlink_metadata(spill.join("aaaaaaaaaaaa.log")).is_ok());
+        assert_eq!(fs::read(&victim).unwrap(), b"not tj's");
+        fs::remove_dir_all(&root).unwrap();
+        fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn a_spill_dir_that_is_a_symlink_is_refused_and_nothing_it_points_to_is_swept() {
+        let root = temp("spill-link");
+        let victims = temp("spill-link-victims");
+        fs::create_dir_all(&victims).unwrap();
+        let names = ["app.log", "error.log", "0123456789ab.log", "0123456789ab.json"];
+        for name in names {
+            atomic_write(&victims.join(name), b"precious").unwrap();
+            age(&victims.join(name), 30 * DAY);
+        }
+        fsx::ensure_private_dir(&root).unwrap();
+        std::os::unix::fs::symlink(&victims, root.join("spill")).unwrap();
+        let store = Store::at(&root);
+        let err = store.sweep(&Retention::default(), None).unwrap_err();
+        assert!(format!("{err:#}").contains("is a symbolic link"), "{err:#}");
+        let err = store.persist(b"x", &mut Metadata::default()).unwrap_err();
+        assert!(format!("{err:#}").contains("not storing the original"), "{err:#}");
+        assert!(store.list().is_err());
+        for name in names {
+            assert_eq!(fs::read(victims.join(name)).unwrap(), b"precious", "{name}");
+        }
+        assert_eq!(fs::read_dir(&victims).unwrap().count(), names.len());
+        fs::remove_dir_all(&root).unwrap();
+        fs::remove_dir_all(&victims).unwrap();
+    }
+
+    #[test]
+    fn planted_symlinks_in_the_store_are_never_followed() {
+        let root = temp("planted");
+        let store = Store::at(&root);
+        store.prepare().unwrap();
+        let outside = temp("planted-outside");
+        fs::create_dir_all(&outside).unwrap();
+        let victim = outside.join("victim");
+        atomic_write(&victim, b"victim").unwrap();
+        age(&victim, 30 * DAY);
+        let before = mtime(&victim);
+        let (id, _) = id_of(b"out\n");
+        let spill = root.join("spill");
+        for link in [
+            root.join(".last-sweep"),
+            root.join("ledger.jsonl"),
+            spill.join(format!("{id}.log")),
+            spill.join(format!("{id}.json")),
+            spill.join(format!("{id}.txt")),
+        ] {
+            std::os::unix::fs::symlink(&victim, &link).unwrap();
+        }
+        // Reading through a planted link is refused, not followed.
+        assert!(store.read(&id).is_err());
+        assert!(store.previous(&id).is_none());
+        assert!(store.read_rendition(&id).is_err());
+        let mut meta = Metadata::default();
+        let art = store.persist(b"out\n", &mut meta).unwrap();
+        store.write_metadata(&meta).unwrap();
+        store.write_rendition(&art.id, "rendition").unwrap();
+        assert!(store.sweep_due());
+        assert!(store.append_ledger(&LedgerEntry::default()).is_err());
+        assert_eq!(fs::read(&victim).unwrap(), b"victim");
+        assert_eq!(mtime(&victim), before);
+        // The store's own names were replaced by its own files; the ledger and marker links
+        // stay links, unused.
+        assert_eq!(store.read(&art.id).unwrap(), b"out\n");
+        assert!(fs::symlink_metadata(root.join("ledger.jsonl")).unwrap().is_symlink());
+        fs::remove_dir_all(&root).unwrap();
+        fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn an_existing_data_dir_that_is_not_private_is_refused_and_never_chmodded() {
+        use std::os::unix::fs::PermissionsExt;
+        for bits in [0o1777, 0o755, 0o770] {
+            let root = temp(&format!("open-{bits:o}"));
+            fs::create_dir_all(&root).unwrap();
+            fs::set_permissions(&root, fs::Permissions::from_mode(bits)).unwrap();
+            let store = Store::at(&root);
+            let err = store.persist(b"x", &mut Metadata::default()).unwrap_err();
+            let msg = format!("{err:#}");
+            assert!(msg.contains(&format!("{bits:04o}")) && msg.contains("chmod 700"), "{msg}");
+            let mode = fs::symlink_metadata(&root).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, bits);
+            assert!(!root.join("spill").exists());
+            fs::remove_dir_all(&root).unwrap();
+        }
     }
 
     #[test]

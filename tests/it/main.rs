@@ -3,6 +3,8 @@
 //! test in a fresh temporary HOME with an empty environment.
 
 mod fullscreen;
+mod fuzz_tree;
+mod hardening_fs;
 mod init;
 mod install;
 mod mode;

@@ -20,6 +20,9 @@ impl TestEnv {
         for dir in ["home", "data", "config", "work"] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
+        // tj refuses a data directory others may read (it never tightens one it did not make).
+        let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700);
+        std::fs::set_permissions(root.join("data"), private).unwrap();
         // The working directory is its own repository, so project rules above it are ignored.
         std::fs::create_dir_all(root.join("work/.git")).unwrap();
         TestEnv { root }

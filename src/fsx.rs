@@ -1,0 +1,604 @@
+//! Careful file-system primitives for the places where tj reads and writes in directories
+//! that another user, or a hostile repository, may have touched: the store (`store`), the
+//! capture's spill file (`capture`) and the rendition's side file (`emit`).
+//!
+//! Each primitive refuses rather than follows. A symbolic link in the last component of a
+//! path is never followed (`O_NOFOLLOW`); only regular files are read, appended to or
+//! touched, and a FIFO in their place cannot block the open (`O_NONBLOCK`, cleared once the
+//! file is known to be regular); a temporary file is created with `O_CREAT|O_EXCL` under a
+//! name nobody can predict; and a directory tj did not create is never chmodded: one that
+//! is not the user's own and private is refused with the reason and the way out.
+//!
+//! What this module does not guard: a component *above* the last one being swapped between
+//! a check and a use. The store checks that its directories are real, the user's and 0700,
+//! so nobody but the user (and root) can plant anything inside them; a data directory whose
+//! parent others may write is beyond what path-based checks can make safe.
+//!
+//! Unix only, as the crate is (`nix` is an unconditional dependency).
+
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+
+/// Mode of the directories tj creates: outputs hold secrets.
+pub const DIR_MODE: u32 = 0o700;
+
+/// Mode of the files tj creates.
+pub const FILE_MODE: u32 = 0o600;
+
+/// The effective user id: the owner tj's own files and directories must have.
+pub fn euid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// Why a directory is not fit to hold tj's private files.
+#[derive(Debug)]
+pub enum DirError {
+    /// It did not exist and could not be created.
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        err: io::Error,
+    },
+    /// It could not be examined.
+    Stat {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        err: io::Error,
+    },
+    /// It is a symbolic link (to a directory or not): whoever can change the link decides
+    /// where tj writes.
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// It is something other than a directory.
+    NotDir {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead ("regular file", "FIFO", …).
+        kind: &'static str,
+    },
+    /// It belongs to another user, who could read or replace what tj keeps there.
+    Owner {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+        /// The effective user id of tj.
+        euid: u32,
+    },
+    /// Group or others may read or write it.
+    Mode {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits, with the sticky, setuid and setgid bits.
+        mode: u32,
+    },
+}
+
+impl fmt::Display for DirError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DirError::Create { path, err } => {
+                write!(f, "could not create `{}`: {err}", path.display())
+            }
+            DirError::Stat { path, err } => {
+                write!(f, "could not examine `{}`: {err}", path.display())
+            }
+            DirError::Symlink { path } => {
+                write!(f, "`{}` is a symbolic link, not a directory", path.display())
+            }
+            DirError::NotDir { path, kind } => {
+                write!(f, "`{}` is a {kind}, not a directory", path.display())
+            }
+            DirError::Owner { path, uid, euid } => write!(
+                f,
+                "`{}` belongs to uid {uid}, not to you (uid {euid}); use a directory of your own",
+                path.display()
+            ),
+            DirError::Mode { path, mode } => {
+                let how = if mode & 0o022 != 0 { "writable" } else { "readable" };
+                // Suggesting `chmod 700 /tmp` or `chmod 700 /` would break the system: the
+                // fix is offered for a directory that holds nothing else.
+                write!(
+                    f,
+                    "`{p}` is {how} by group or others (mode {mode:04o}); use a private \
+                     directory, or `chmod 700 {p}` if nothing else lives there",
+                    p = path.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for DirError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DirError::Create { err, .. } | DirError::Stat { err, .. } => Some(err),
+            _ => None,
+        }
+    }
+}
+
+impl From<DirError> for io::Error {
+    fn from(err: DirError) -> io::Error {
+        let kind = match &err {
+            DirError::Create { err, .. } | DirError::Stat { err, .. } => err.kind(),
+            _ => io::ErrorKind::PermissionDenied,
+        };
+        io::Error::new(kind, err)
+    }
+}
+
+/// Creates `dir` (and missing parents, all 0700) if it does not exist, then checks it as
+/// [`check_private_dir`] does. Never changes the mode of a directory that exists: one tj
+/// did not make private is refused, not tightened (`TJ_DATA_DIR=/` must not make `/` 0700).
+pub fn ensure_private_dir(dir: &Path) -> Result<(), DirError> {
+    if check_private_dir(dir)? {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+        .map_err(|err| DirError::Create { path: dir.to_owned(), err })?;
+    // Checked again: another process may have made it first, or something else in its place.
+    if check_private_dir(dir)? {
+        Ok(())
+    } else {
+        let err = io::Error::from(io::ErrorKind::NotFound);
+        Err(DirError::Create { path: dir.to_owned(), err })
+    }
+}
+
+/// Checks that `dir`, if it exists, is a real directory (not a symbolic link), owned by the
+/// effective user, with no permission for group or others. Returns false if and only if
+/// nothing exists at `dir`; creates nothing and changes nothing.
+pub fn check_private_dir(dir: &Path) -> Result<bool, DirError> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        // A file where a parent should be (ENOTDIR) is "absent" too: creating it then fails
+        // with the reason.
+        Err(err)
+            if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
+        {
+            return Ok(false);
+        }
+        Err(err) => return Err(DirError::Stat { path: dir.to_owned(), err }),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Err(DirError::Symlink { path: dir.to_owned() });
+    }
+    if !kind.is_dir() {
+        return Err(DirError::NotDir { path: dir.to_owned(), kind: kind_name(&kind) });
+    }
+    let euid = euid();
+    if meta.uid() != euid {
+        return Err(DirError::Owner { path: dir.to_owned(), uid: meta.uid(), euid });
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(DirError::Mode { path: dir.to_owned(), mode: meta.mode() & 0o7777 });
+    }
+    Ok(true)
+}
+
+/// A short name for a file type, for messages.
+pub fn kind_name(kind: &fs::FileType) -> &'static str {
+    if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_dir() {
+        "directory"
+    } else if kind.is_file() {
+        "regular file"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+/// Opens `path` with `options` plus `O_NOFOLLOW|O_NONBLOCK`, and returns it only if it is a
+/// regular file, in blocking mode again. A symbolic link fails the open (`ELOOP`); a FIFO
+/// opens without waiting for a peer (or fails with `ENXIO`) and is then refused.
+fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let file = options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is a {}, not a regular file", path.display(), kind_name(&kind)),
+        ));
+    }
+    set_blocking(&file)?;
+    Ok(file)
+}
+
+/// Clears `O_NONBLOCK` on `file`, so writes wait for a slow reader instead of failing.
+pub fn set_blocking(file: &File) -> io::Result<()> {
+    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    let flags = OFlag::from_bits_retain(flags) & !OFlag::O_NONBLOCK;
+    fcntl(file, FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+    Ok(())
+}
+
+/// Opens the regular file at `path` for reading, never through a symbolic link.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    open_regular(path, OpenOptions::new().read(true))
+}
+
+/// Reads the regular file at `path` whole, never through a symbolic link.
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_read(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Reads the regular file at `path`, never through a symbolic link, refusing one larger
+/// than `limit` bytes (checked while reading, not from a size reported before it).
+pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_read(path)?.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("`{}` is larger than {limit} bytes", path.display()),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Opens the regular file at `path` for appending, creating it 0600 if it does not exist;
+/// never through a symbolic link.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    open_regular(path, OpenOptions::new().append(true).create(true).mode(FILE_MODE))
+}
+
+/// Sets the modification time of the regular file at `path` to now, never through a
+/// symbolic link; with `create`, creates it 0600 (empty) if it does not exist. Its contents
+/// are never truncated.
+pub fn touch(path: &Path, create: bool) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    if create {
+        options.write(true).create(true).mode(FILE_MODE);
+    } else {
+        // Setting the times needs ownership, not write permission.
+        options.read(true);
+    }
+    let file = open_regular(path, &mut options)?;
+    file.set_modified(std::time::SystemTime::now())
+}
+
+/// 64 bits nobody outside this process can predict.
+///
+/// `RandomState` draws its keys from the operating system's random source (`getrandom`)
+/// once per thread and never reveals them; SipHash of a counter under those keys is as good
+/// as fresh random bytes for naming a file, without a dependency or a file to open.
+fn unpredictable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(SEQ.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// Prefixes of tj's temporary names: [`create_temp`] names files `.<prefix>-<pid>-<hex>.tmp`.
+const TEMP_PREFIXES: [&str; 2] = ["capture", "tj"];
+
+/// Creates a new file, 0600, named `.<prefix>-<pid>-<16 random hex digits>.tmp` in `dir`,
+/// with `O_CREAT|O_EXCL|O_NOFOLLOW`: nothing planted under a guessed name (a symbolic link,
+/// a FIFO, another user's file) is ever opened. `prefix` is one of `capture` and `tj`, the
+/// names [`is_temp_name`] recognises.
+pub fn create_temp(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
+    debug_assert!(TEMP_PREFIXES.contains(&prefix), "unknown temp prefix {prefix}");
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(FILE_MODE).custom_flags(libc::O_NOFOLLOW);
+    let mut tries = 0;
+    loop {
+        let name = format!(".{prefix}-{}-{:016x}.tmp", std::process::id(), unpredictable());
+        let path = dir.join(name);
+        match options.open(&path) {
+            Ok(file) => return Ok((path, file)),
+            // Only a 2^-64 collision gets here; a few retries cover it.
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Returns true if and only if `name` has the form of a temporary file tj creates (or an
+/// earlier version of tj created): `.capture-<pid>-<n>.tmp`, `.<prefix>-<pid>-<hex>.tmp`,
+/// or `.<12 hex>.<ext>.<pid>.tmp`.
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(body) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let is_hexish = |s: &str| {
+        !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b) || b == b'-')
+    };
+    for prefix in TEMP_PREFIXES {
+        if let Some(rest) = body.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')) {
+            return is_hexish(rest);
+        }
+    }
+    // The store's temporary names before tj 0.2: `.<id>.<ext>.<pid>.tmp`.
+    let mut parts = body.split('.');
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some(id), Some(ext), Some(pid), None)
+            if is_id(id) && ["log", "json", "tail", "txt"].contains(&ext)
+                && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+    )
+}
+
+/// Returns true if and only if `s` is a store id: 12 lowercase hex digits.
+pub fn is_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Writes `bytes` to `path` through a new temporary file in the same directory (see
+/// [`create_temp`]) and a rename, so a reader sees the old file or the new one, never half
+/// of one. The rename replaces a symbolic link at `path` itself; it never writes through it.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let (tmp, mut file) = create_temp(dir, "tj")?;
+    let result = file.write_all(bytes).and_then(|()| fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    use super::*;
+
+    /// A directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(format!(
+                "tj-fsx-{name}-{}-{:x}",
+                std::process::id(),
+                unpredictable()
+            ));
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn mode(path: &Path) -> u32 {
+        fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn mkfifo(path: &Path) {
+        nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    }
+
+    #[test]
+    fn ensure_private_dir_creates_it_and_its_parents_0700() {
+        let tmp = TempDir::new("create");
+        let dir = tmp.0.join("a/b/c");
+        ensure_private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&tmp.0.join("a")), 0o700);
+        ensure_private_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_open_existing_dir_is_refused_and_its_mode_left_alone() {
+        let tmp = TempDir::new("open");
+        for (bits, word) in [(0o1777, "writable"), (0o755, "readable"), (0o710, "readable")] {
+            let dir = tmp.0.join(format!("d{bits:o}"));
+            fs::create_dir(&dir).unwrap();
+            fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).unwrap();
+            let err = ensure_private_dir(&dir).unwrap_err();
+            assert!(matches!(err, DirError::Mode { mode, .. } if mode == bits), "{err}");
+            let msg = err.to_string();
+            assert!(msg.contains(word) && msg.contains(&format!("{bits:04o}")), "{msg}");
+            assert!(msg.contains(&format!("chmod 700 {}", dir.display())), "{msg}");
+            assert_eq!(mode(&dir), bits, "the mode of a dir tj did not create is unchanged");
+        }
+    }
+
+    #[test]
+    fn a_dir_of_another_owner_is_refused() {
+        let tmp = TempDir::new("owner");
+        let dir = tmp.0.join("theirs");
+        fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        if euid() != 0 {
+            eprintln!("skipped: only root can give a directory to another user");
+            return;
+        }
+        std::os::unix::fs::chown(&dir, Some(12345), None).unwrap();
+        let err = check_private_dir(&dir).unwrap_err();
+        assert!(matches!(err, DirError::Owner { uid: 12345, .. }), "{err}");
+        assert!(err.to_string().contains("uid 12345"), "{err}");
+    }
+
+    #[test]
+    fn a_symlink_to_a_private_dir_is_refused() {
+        let tmp = TempDir::new("link");
+        let real = tmp.0.join("real");
+        fs::DirBuilder::new().mode(0o700).create(&real).unwrap();
+        let link = tmp.0.join("link");
+        symlink(&real, &link).unwrap();
+        assert!(matches!(ensure_private_dir(&link), Err(DirError::Symlink { .. })));
+        // A dangling one too: creating "through" it would make a dir where it points.
+        let dangling = tmp.0.join("dangling");
+        symlink(tmp.0.join("nowhere"), &dangling).unwrap();
+        assert!(matches!(ensure_private_dir(&dangling), Err(DirError::Symlink { .. })));
+        assert!(!tmp.0.join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_file_or_fifo_in_place_of_a_dir_is_refused() {
+        let tmp = TempDir::new("notdir");
+        let file = tmp.0.join("file");
+        File::create(&file).unwrap();
+        assert!(matches!(
+            ensure_private_dir(&file),
+            Err(DirError::NotDir { kind: "regular file", .. })
+        ));
+        let fifo = tmp.0.join("fifo");
+        mkfifo(&fifo);
+        assert!(matches!(ensure_private_dir(&fifo), Err(DirError::NotDir { kind: "FIFO", .. })));
+    }
+
+    #[test]
+    fn reads_refuse_symlinks_fifos_and_oversized_files() {
+        let tmp = TempDir::new("read");
+        let file = tmp.0.join("file");
+        File::create(&file).unwrap().write_all(b"12345").unwrap();
+        assert_eq!(read(&file).unwrap(), b"12345");
+        assert_eq!(read_limited(&file, 5).unwrap(), b"12345");
+        assert!(read_limited(&file, 4).is_err());
+        let link = tmp.0.join("link");
+        symlink(&file, &link).unwrap();
+        assert!(read(&link).is_err(), "a symlink to a regular file is not followed");
+        let fifo = tmp.0.join("fifo");
+        mkfifo(&fifo);
+        // Without O_NONBLOCK this open would wait forever for a writer.
+        let err = read(&fifo).unwrap_err();
+        assert!(err.to_string().contains("FIFO"), "{err}");
+        assert!(read(Path::new("/dev/zero")).is_err(), "a device is not a regular file");
+    }
+
+    #[test]
+    fn append_and_touch_never_write_through_a_symlink() {
+        let tmp = TempDir::new("append");
+        let victim = tmp.0.join("victim");
+        File::create(&victim).unwrap().write_all(b"keep").unwrap();
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        File::options().write(true).open(&victim).unwrap().set_modified(old).unwrap();
+        let link = tmp.0.join("link");
+        symlink(&victim, &link).unwrap();
+        assert!(open_append(&link).is_err());
+        assert!(touch(&link, true).is_err());
+        assert!(touch(&link, false).is_err());
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(fs::metadata(&victim).unwrap().modified().unwrap(), old);
+
+        let fifo = tmp.0.join("fifo");
+        mkfifo(&fifo);
+        assert!(open_append(&fifo).is_err(), "no reader: ENXIO, not a hang");
+        assert!(touch(&fifo, true).is_err());
+    }
+
+    #[test]
+    fn touch_refreshes_the_mtime_and_keeps_the_contents() {
+        let tmp = TempDir::new("touch");
+        let file = tmp.0.join("file");
+        File::create(&file).unwrap().write_all(b"data").unwrap();
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        touch(&file, false).unwrap();
+        assert!(fs::metadata(&file).unwrap().modified().unwrap() > old);
+        assert_eq!(fs::read(&file).unwrap(), b"data");
+        let made = tmp.0.join("made");
+        touch(&made, true).unwrap();
+        assert_eq!(mode(&made), 0o600);
+        assert!(touch(&tmp.0.join("absent"), false).is_err());
+    }
+
+    #[test]
+    fn temp_names_are_unpredictable_exclusive_and_recognised() {
+        let tmp = TempDir::new("temp");
+        let (a, _) = create_temp(&tmp.0, "tj").unwrap();
+        let (b, _) = create_temp(&tmp.0, "capture").unwrap();
+        assert_ne!(a, b);
+        for path in [&a, &b] {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert!(is_temp_name(name), "{name}");
+            assert_eq!(mode(path), 0o600);
+        }
+        let pid = std::process::id();
+        let (c, _) = create_temp(&tmp.0, "tj").unwrap();
+        let hex = |p: &Path| {
+            let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+            name.trim_start_matches(&format!(".tj-{pid}-")).trim_end_matches(".tmp").to_owned()
+        };
+        assert_eq!(hex(&a).len(), 16);
+        assert_ne!(hex(&a), hex(&c));
+    }
+
+    #[test]
+    fn temp_name_forms() {
+        for name in [
+            ".capture-123-0.tmp",
+            ".capture-123-00ff00ff00ff00ff.tmp",
+            ".tj-9-abcdef0123456789.tmp",
+            ".0123456789ab.log.4242.tmp",
+            ".0123456789ab.json.1.tmp",
+        ] {
+            assert!(is_temp_name(name), "{name}");
+        }
+        for name in [
+            "app.log",
+            ".capture-.tmp",
+            ".capture-x.tmp",
+            ".tj-1-ABC.tmp",
+            "tj-1-abc.tmp",
+            ".tj-1-abc.tmp.bak",
+            ".0123456789ab.exe.1.tmp",
+            ".0123456789ab.log.x.tmp",
+            ".other-1-2.tmp",
+        ] {
+            assert!(!is_temp_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn replace_swaps_a_symlink_for_a_file_and_leaves_its_target() {
+        let tmp = TempDir::new("replace");
+        let victim = tmp.0.join("victim");
+        File::create(&victim).unwrap().write_all(b"keep").unwrap();
+        let link = tmp.0.join("out");
+        symlink(&victim, &link).unwrap();
+        replace(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(mode(&link), 0o600);
+        let left: Vec<_> = fs::read_dir(&tmp.0).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 2, "no temp file left behind: {left:?}");
+    }
+
+    #[test]
+    fn a_failed_replace_leaves_no_temp_file() {
+        let tmp = TempDir::new("replace-fail");
+        let target = tmp.0.join("dir");
+        fs::create_dir(&target).unwrap();
+        fs::create_dir(target.join("inner")).unwrap();
+        assert!(replace(&target, b"x").is_err(), "a non-empty directory cannot be replaced");
+        assert_eq!(fs::read_dir(&tmp.0).unwrap().count(), 1);
+    }
+}
