@@ -105,12 +105,11 @@ impl fmt::Display for DirError {
                 path.display()
             ),
             DirError::Mode { path, mode } => {
-                let how = if mode & 0o022 != 0 { "writable" } else { "readable" };
                 // Suggesting `chmod 700 /tmp` or `chmod 700 /` would break the system: the
                 // fix is offered for a directory that holds nothing else.
                 write!(
                     f,
-                    "`{p}` is {how} by group or others (mode {mode:04o}); use a private \
+                    "`{p}` is writable by group or others (mode {mode:04o}); use a private \
                      directory, or `chmod 700 {p}` if nothing else lives there",
                     p = path.display()
                 )
@@ -160,7 +159,9 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), DirError> {
 }
 
 /// Checks that `dir`, if it exists, is a real directory (not a symbolic link), owned by the
-/// effective user, with no permission for group or others. Returns false if and only if
+/// effective user, and not writable by group or others (who could plant or swap what tj
+/// keeps there). A directory others may only read is accepted: everything tj puts in it is
+/// 0600, and the directories tj creates are 0700. Returns false if and only if
 /// nothing exists at `dir`; creates nothing and changes nothing.
 pub fn check_private_dir(dir: &Path) -> Result<bool, DirError> {
     let meta = match fs::symlink_metadata(dir) {
@@ -185,7 +186,7 @@ pub fn check_private_dir(dir: &Path) -> Result<bool, DirError> {
     if meta.uid() != euid {
         return Err(DirError::Owner { path: dir.to_owned(), uid: meta.uid(), euid });
     }
-    if meta.mode() & 0o077 != 0 {
+    if meta.mode() & 0o022 != 0 {
         return Err(DirError::Mode { path: dir.to_owned(), mode: meta.mode() & 0o7777 });
     }
     Ok(true)
@@ -323,7 +324,7 @@ pub fn create_temp(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
 
 /// Returns true if and only if `name` has the form of a temporary file tj creates (or an
 /// earlier version of tj created): `.capture-<pid>-<n>.tmp`, `.<prefix>-<pid>-<hex>.tmp`,
-/// or `.<12 hex>.<ext>.<pid>.tmp`.
+/// or `.<12 hex>.<ext>.<pid>.tmp` (the store's names before it used [`create_temp`]).
 pub fn is_temp_name(name: &str) -> bool {
     let Some(body) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
         return false;
@@ -337,7 +338,7 @@ pub fn is_temp_name(name: &str) -> bool {
             return is_hexish(rest);
         }
     }
-    // The store's temporary names before tj 0.2: `.<id>.<ext>.<pid>.tmp`.
+    // The store's temporary names before it used `create_temp`: `.<id>.<ext>.<pid>.tmp`.
     let mut parts = body.split('.');
     matches!(
         (parts.next(), parts.next(), parts.next(), parts.next()),
@@ -414,17 +415,29 @@ mod tests {
     }
 
     #[test]
-    fn an_open_existing_dir_is_refused_and_its_mode_left_alone() {
+    fn a_dir_others_may_write_is_refused_and_its_mode_left_alone() {
         let tmp = TempDir::new("open");
-        for (bits, word) in [(0o1777, "writable"), (0o755, "readable"), (0o710, "readable")] {
+        for bits in [0o1777, 0o775, 0o720, 0o702] {
             let dir = tmp.0.join(format!("d{bits:o}"));
             fs::create_dir(&dir).unwrap();
             fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).unwrap();
             let err = ensure_private_dir(&dir).unwrap_err();
             assert!(matches!(err, DirError::Mode { mode, .. } if mode == bits), "{err}");
             let msg = err.to_string();
-            assert!(msg.contains(word) && msg.contains(&format!("{bits:04o}")), "{msg}");
+            assert!(msg.contains("writable") && msg.contains(&format!("{bits:04o}")), "{msg}");
             assert!(msg.contains(&format!("chmod 700 {}", dir.display())), "{msg}");
+            assert_eq!(mode(&dir), bits, "the mode of a dir tj did not create is unchanged");
+        }
+    }
+
+    #[test]
+    fn a_dir_others_may_only_read_is_accepted_and_its_mode_left_alone() {
+        let tmp = TempDir::new("readable");
+        for bits in [0o755, 0o750, 0o711] {
+            let dir = tmp.0.join(format!("d{bits:o}"));
+            fs::create_dir(&dir).unwrap();
+            fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).unwrap();
+            ensure_private_dir(&dir).unwrap();
             assert_eq!(mode(&dir), bits, "the mode of a dir tj did not create is unchanged");
         }
     }

@@ -796,7 +796,7 @@ mod tests {
     #[test]
     fn an_existing_data_dir_that_is_not_private_is_refused_and_never_chmodded() {
         use std::os::unix::fs::PermissionsExt;
-        for bits in [0o1777, 0o755, 0o770] {
+        for bits in [0o1777, 0o775, 0o770] {
             let root = temp(&format!("open-{bits:o}"));
             fs::create_dir_all(&root).unwrap();
             fs::set_permissions(&root, fs::Permissions::from_mode(bits)).unwrap();

@@ -310,7 +310,7 @@ fn a_data_dir_that_is_a_symlink_is_refused_and_its_target_gets_nothing() {
 #[test]
 fn a_data_dir_open_to_others_is_refused_and_its_mode_left_alone() {
     let env = TestEnv::new();
-    for bits in [0o1777, 0o755] {
+    for bits in [0o1777, 0o775] {
         let dir = env.root.join(format!("open-{bits:o}"));
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(bits)).unwrap();
