@@ -39,6 +39,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use blocked::{IdleWatch, Watchdog};
+use nix::unistd::Pid;
 use pty::{Pump, PumpReport, Terminal};
 use signals::Event;
 
@@ -241,12 +242,12 @@ impl Outcome {
 /// Never fails: if the child could not be started, [`Outcome::exit`] says why. If no PTY can
 /// be opened, the child runs with a pipe and a warning says so (fail open).
 pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
-    relay(spec, io, |_| {})
+    relay(spec, io, |_, _| {})
 }
 
-/// [`run`], calling `on_spawn` with the event channel once the child runs (tests inject
-/// signals through it).
-fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Outcome {
+/// [`run`], calling `on_spawn` with the event channel and the child's process group once the
+/// child runs (tests inject signals through it).
+fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
     let RelayIo { live, capture, stdin } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
@@ -351,7 +352,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         events: tx.clone(),
     });
     term.attach(master, keys);
-    on_spawn(&tx);
+    on_spawn(&tx, pid);
     let child = Arc::new(Mutex::new(child));
     if let Err(err) = signals::start_waiter(&child, tx.clone()) {
         warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
@@ -447,8 +448,9 @@ mod tests {
     const DEADLINE: Duration = Duration::from_secs(30);
 
     /// Runs `argv` and injects `sig` into the relay as if tj had received it: once the
-    /// child has printed `ready`, or, with `wait_ready` false, as soon as it runs (`spawn`
-    /// returns after the exec, so the child has its own dispositions by then).
+    /// child has printed `ready`, or, with `wait_ready` false, as soon as the child's process
+    /// runs the program `argv` names (`env … sleep 100`: once it is `sleep`, with the
+    /// dispositions `env` left it), as far as `/proc` shows.
     fn deliver(argv: &[&str], wait_ready: bool, sig: libc::c_int, grace: Duration) -> Outcome {
         let mut spec = Spec::new(argv.iter().map(OsString::from).collect(), PathBuf::from("/"));
         spec.size = Some(WinSize::default());
@@ -467,9 +469,17 @@ mod tests {
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
+        // The program the child ends up running: the first word after any `env` prefix.
+        let program = argv
+            .iter()
+            .find(|word| **word != "env" && !word.starts_with('-'))
+            .copied()
+            .unwrap_or_default()
+            .to_owned();
         thread::spawn(move || {
-            let outcome = relay(&spec, io, |events| {
+            let outcome = relay(&spec, io, |events, pid| {
                 if !wait_ready {
+                    wait_exec(pid, &program);
                     events.send(Event::Signal(sig)).unwrap();
                 }
                 events_tx.send(events.clone()).unwrap();
@@ -488,7 +498,44 @@ mod tests {
         }
     }
 
+    /// Waits until process `pid` runs `program` (its `comm`), where `/proc` exists.
+    fn wait_exec(pid: Pid, program: &str) {
+        let comm = format!("/proc/{pid}/comm");
+        if !std::path::Path::new("/proc/self/comm").exists() {
+            return;
+        }
+        let deadline = Instant::now() + DEADLINE;
+        while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim_end() != program) {
+            assert!(Instant::now() < deadline, "{pid} never ran {program}");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     const LONG: Duration = Duration::from_secs(60);
+
+    /// `argv` run with SIGINT, SIGQUIT and SIGHUP at their default action.
+    ///
+    /// A child inherits the signals its parent ignores, and a test binary started in the
+    /// background of a script (`cargo test &`) or under `nohup` ignores some of these: the
+    /// child would then shrug off the very signal the test forwards, and the test would wait
+    /// for the deadline. GNU `env --default-signal` resets them before the exec; where it is
+    /// missing, `argv` runs as it is.
+    fn with_default_signals(argv: &[&'static str]) -> Vec<&'static str> {
+        static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let supported = *SUPPORTED.get_or_init(|| {
+            std::process::Command::new("env")
+                .args(["--default-signal=INT,QUIT,HUP", "true"])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        });
+        let mut full = Vec::new();
+        if supported {
+            full.extend(["env", "--default-signal=INT,QUIT,HUP"]);
+        }
+        full.extend_from_slice(argv);
+        full
+    }
 
     #[test]
     fn forwarded_signal_reaches_the_child_s_process_group() {
@@ -509,14 +556,15 @@ mod tests {
     fn forwarded_interrupt_ends_the_child_like_ctrl_c() {
         // Not through sh: dash catches SIGINT under -c, and one arriving between its fork
         // and exec is lost in the forked child, so the test would race the shell.
-        let outcome = deliver(&["sleep", "100"], false, libc::SIGINT, LONG);
+        let argv = with_default_signals(&["sleep", "100"]);
+        let outcome = deliver(&argv, false, libc::SIGINT, LONG);
         assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGINT)));
     }
 
     #[test]
     fn forwarded_quit_and_hangup_end_the_child() {
         for sig in [libc::SIGQUIT, libc::SIGHUP] {
-            let outcome = deliver(&["sleep", "100"], false, sig, LONG);
+            let outcome = deliver(&with_default_signals(&["sleep", "100"]), false, sig, LONG);
             assert_eq!(outcome.exit, Ok(Exit::Signal(sig)));
         }
     }

@@ -66,6 +66,29 @@ fn sh(script: &str) -> Spec {
     spec
 }
 
+/// `sh -c script` with SIGINT, SIGQUIT and SIGHUP at their default action, for the tests
+/// that end a child with one of them.
+///
+/// A child inherits the signals its parent ignores, and a test binary started in the
+/// background of a script (`cargo test &`) or under `nohup` ignores some of these; a shell
+/// started with a signal ignored cannot even trap it again. GNU `env --default-signal`
+/// resets them before the exec; where it is missing, `sh` runs as it is.
+fn sh_default_signals(script: &str) -> Spec {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let supported = *SUPPORTED.get_or_init(|| {
+        std::process::Command::new("env")
+            .args(["--default-signal=INT,QUIT,HUP", "true"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    let mut spec = sh(script);
+    if supported {
+        spec.argv.splice(0..0, ["env".into(), "--default-signal=INT,QUIT,HUP".into()]);
+    }
+    spec
+}
+
 fn dev_null() -> OwnedFd {
     File::open("/dev/null").unwrap().into()
 }
@@ -195,7 +218,7 @@ fn exit_codes_pass_through_without_a_pty() {
 #[test]
 fn death_by_signal_is_reported_as_the_signal() {
     for (name, sig) in [("TERM", 15), ("INT", 2), ("HUP", 1), ("KILL", 9)] {
-        let r = relay(sh(&format!("kill -{name} $$")));
+        let r = relay(sh_default_signals(&format!("kill -{name} $$")));
         assert_eq!(r.outcome.exit, Ok(Exit::Signal(sig)), "kill -{name}");
     }
 }
@@ -493,7 +516,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
         stdin: Some(slave.into()),
     };
     let (tx, rx) = mpsc::channel();
-    let spec = sh("echo ready; while :; do sleep 1; done");
+    let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
     thread::spawn(move || {
         let _ = tx.send(run(&spec, io));
     });
