@@ -1,0 +1,167 @@
+//! `tj run` as transparent as the command itself (issue 10): what the parent of tj sees when
+//! the command dies of a signal, where the command's stderr goes when tj's is redirected, the
+//! command's background children outliving it, the width of the agent's PTY, and no byte
+//! typed into the command that its stdin did not deliver.
+//!
+//! Every wait is for a file, a process state or an exit under a 30 s deadline; nothing is
+//! timed.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::util::{TestEnv, spawn_retrying, stderr};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The signals a test binary may have been started with ignored (`cargo test &` in a script
+/// ignores INT and QUIT, `nohup` HUP): tj and its children would inherit that, and the
+/// signals these tests send would do nothing.
+const RESET: &str = "--default-signal=INT,QUIT,HUP,TERM";
+
+/// Returns true if and only if `env` can reset signal dispositions (GNU coreutils 8.31+).
+fn env_resets_signals() -> bool {
+    static SUPPORTED: OnceLock<bool> = OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        Command::new("env")
+            .args([RESET, "true"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    })
+}
+
+/// `tj args…` in `env` (as [`TestEnv::cmd`]), started with the signals tests send at their
+/// default action.
+fn tj(env: &TestEnv, args: &[&str]) -> Command {
+    let mut cmd = if env_resets_signals() {
+        let mut cmd = Command::new("env");
+        cmd.arg(RESET).arg(env!("CARGO_BIN_EXE_tj"));
+        cmd
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_tj"))
+    };
+    cmd.env_clear()
+        .env("HOME", env.root.join("home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .current_dir(env.work())
+        .args(args);
+    cmd
+}
+
+/// Waits for `child` to end, under the deadline (killing it if it does not).
+fn wait_deadline(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("tj did not end within {DEADLINE:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until `path` holds a pid (written whole: the child writes it to a temporary file
+/// and renames it) and that process runs `program`; returns the pid.
+fn wait_pid_file(path: &Path, program: &str) -> i32 {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok())
+            && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim_end() == program)
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no {program} pid in {}", path.display());
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap();
+}
+
+/// Returns true if and only if process `pid` exists (and is not a zombie).
+fn is_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+        !state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
+    })
+}
+
+/// Kills a process the test left running.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::SIGKILL);
+    }
+}
+
+// --- Signal deaths ---------------------------------------------------------------------------
+
+#[test]
+fn child_dying_of_segv_makes_tj_die_of_segv_without_a_core() {
+    let env = TestEnv::new();
+    let cmd = tj(&env, &["run", "--", "sh", "-c", "kill -SEGV $$"]);
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{:?} {}", out.status, stderr(&out));
+    assert!(!out.status.core_dumped(), "tj dumped a core of its own");
+}
+
+#[test]
+fn child_dying_of_sigkill_makes_tj_die_of_sigkill_in_every_mode() {
+    let env = TestEnv::new();
+    for args in [&["run", "--agent"][..], &["run", "--no-pty"], &["run", "--live"]] {
+        let cmd = tj(&env, &[args, &["--", "sh", "-c", "kill -KILL $$"]].concat());
+        let out = env.run_cmd(cmd, b"");
+        assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// Starts `tj run -- sh -c script` (agent mode: stdout is a pipe), where `script` writes its
+/// pid to `pid` and execs `sleep 100`; returns tj and the sleep's pid once it runs.
+fn start_sleeper(env: &TestEnv, prelude: &str) -> (Child, i32) {
+    let script = format!("{prelude} echo $$ >pid.tmp && mv pid.tmp pid && exec sleep 100");
+    let mut cmd = tj(env, &["run", "--", "sh", "-c", &script]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let tj = spawn_retrying(&mut cmd);
+    let pid = wait_pid_file(&env.work().join("pid"), "sleep");
+    (tj, pid)
+}
+
+#[test]
+fn sigterm_to_tj_ends_the_child_and_tj_dies_of_sigterm() {
+    let env = TestEnv::new();
+    let (mut child, sleeper) = start_sleeper(&env, "");
+    let _sleeper = KillOnDrop(sleeper);
+    signal(i32::try_from(child.id()).unwrap(), nix::sys::signal::SIGTERM);
+    let status = wait_deadline(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    assert!(!is_alive(sleeper));
+}
+
+#[test]
+fn child_ignoring_sigterm_is_killed_after_the_grace_and_tj_dies_of_sigkill() {
+    // The child did not die of the SIGTERM tj was sent: tj killed it after the grace period,
+    // and says so by dying of SIGKILL (137), as `docker stop` and `timeout -k` report it.
+    let env = TestEnv::new();
+    let (mut child, sleeper) = start_sleeper(&env, "trap '' TERM;");
+    let _sleeper = KillOnDrop(sleeper);
+    signal(i32::try_from(child.id()).unwrap(), nix::sys::signal::SIGTERM);
+    let status = wait_deadline(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    assert!(!is_alive(sleeper));
+}
