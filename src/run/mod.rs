@@ -10,7 +10,8 @@
 //! - [`mode`]: which of terminal, agent or transparent mode `tj run` uses (pure).
 //! - `pty.rs`: opening and sizing the PTY, the output pump, the stdin thread, the live
 //!   writer ([`LiveFd`]) and the raw-mode guard.
-//! - `exec.rs`: spawning, and exec failures as [`SpawnError`]s.
+//! - `exec.rs`: spawning (with a PTY, under a session leader that keeps the command's
+//!   background children alive after it exits), and exec failures as [`SpawnError`]s.
 //! - `signals.rs`: forwarding, SIGWINCH, job control, wait → [`Exit`].
 //! - `blocked.rs`: agent mode's watchdog for a child blocked on input at the PTY
 //!   ([`Spec::blocked_after`] → [`Outcome::blocked`]).
@@ -231,10 +232,12 @@ impl Outcome {
 
 /// Runs `spec.argv` and relays its output to `io` until it exits and its output is drained.
 ///
-/// The child runs on a new PTY (or one pipe with `spec.pty == false`) as the leader of its
-/// own session. Each chunk of output goes to `io.capture`, then to `io.live`. While it runs,
-/// SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to tj are forwarded to the child's process group (then
-/// SIGKILL after `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
+/// The child runs on a new PTY (or one pipe with `spec.pty == false`) in a session of its
+/// own; on a PTY, in the foreground process group under a session leader of tj's, so that
+/// what it leaves running in the background outlives it as it would without tj. Each chunk
+/// of output goes to `io.capture`, then to `io.live`. While it runs, SIGINT/SIGTERM/SIGHUP/
+/// SIGQUIT sent to tj are forwarded to the child's process group (then SIGKILL after
+/// `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
 /// in the foreground, tj's terminal is in raw mode; it is restored before this returns, and
 /// while unwinding from a panic. With [`Spec::blocked_after`], a child waiting for input on
 /// the PTY after that long without output is ended ([`Outcome::blocked`]).
@@ -333,8 +336,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
     // child and its descendants are done with it.
     drop(output);
-    let child = match spawned {
-        Ok(child) => child,
+    let exec::Spawned { child, job } = match spawned {
+        Ok(spawned) => spawned,
         Err(err) => {
             drop(exited_tx);
             let report = wait_pump(&rx);
@@ -344,7 +347,6 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
             return Outcome::failed(err, warnings);
         }
     };
-    let pid = signals::pid_of(&child);
 
     let keys = master_fd.zip(stop_keys).map(|(master, stop)| pty::Keys {
         master,
@@ -352,7 +354,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         events: tx.clone(),
     });
     term.attach(master, keys);
-    on_spawn(&tx, pid);
+    on_spawn(&tx, job);
     let child = Arc::new(Mutex::new(child));
     if let Err(err) = signals::start_waiter(&child, tx.clone()) {
         warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
@@ -362,7 +364,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     drop(tx);
 
     let done =
-        signals::supervise(&rx, pid, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
+        signals::supervise(&rx, job, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
     // The pump has reported (or the channel broke): joining is immediate, and afterwards the
     // caller's live writer and capture have been dropped, so whatever they own is released.
     if done.pump.is_some() {

@@ -497,14 +497,18 @@ fn ctrl_c_on_the_terminal_interrupts_the_child() {
 #[test]
 fn sigterm_to_tj_is_forwarded_and_tj_exits_as_the_child() {
     let env = TestEnv::new();
-    // The child's parent is tj.
+    // The child's parent is the leader of its session, whose parent is tj.
     let script = wrapped("", r#""$TJ" run -- sh -c 'echo "ready ppid=$PPID end"; sleep 30'"#);
     let outer = Outer::start(&env, &script);
     let screen = String::from_utf8_lossy(&outer.wait_for(" end")).into_owned();
-    let tj: i32 =
+    let leader: i32 =
         std::str::from_utf8(between(screen.as_bytes(), "ppid=", " end")).unwrap().parse().unwrap();
-    let comm = std::fs::read_to_string(format!("/proc/{tj}/comm")).unwrap_or_default();
-    assert_eq!(comm.trim(), "tj", "pid {tj} is not tj");
+    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    assert_eq!(comm(leader).trim(), "tj-session", "pid {leader} is not tj's session leader");
+    let stat = std::fs::read_to_string(format!("/proc/{leader}/stat")).unwrap();
+    let tj: i32 =
+        stat.rsplit_once(')').unwrap().1.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(comm(tj).trim(), "tj", "pid {tj} is not tj");
     outer.wait_raw();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(tj), nix::sys::signal::SIGTERM).unwrap();
     let done = outer.finish();

@@ -165,3 +165,65 @@ fn child_ignoring_sigterm_is_killed_after_the_grace_and_tj_dies_of_sigkill() {
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     assert!(!is_alive(sleeper));
 }
+
+// --- Background children ---------------------------------------------------------------------
+
+/// The number after the first `pid=` in `text`.
+fn printed_pid(text: &str) -> i32 {
+    let at = text.find("pid=").unwrap_or_else(|| panic!("no pid printed:\n{text}")) + 4;
+    let digits: String = text[at..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap()
+}
+
+/// Asserts that process `pid` runs and no signal is on its way to it (a hangup sent as tj's
+/// session ended may not have been acted on yet when tj's parent sees tj exit).
+fn assert_survives(pid: i32, what: &str) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|_| panic!("{what}: process {pid} is gone"));
+    let field = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name)).unwrap();
+        u64::from_str_radix(line[name.len()..].trim(), 16).unwrap()
+    };
+    assert!(is_alive(pid), "{what}: process {pid} is a zombie");
+    assert_eq!(field("SigPnd:") | field("ShdPnd:"), 0, "{what}: signals pending for {pid}");
+}
+
+#[test]
+fn background_children_outlive_the_command_as_without_tj() {
+    let env = TestEnv::new();
+    let cases = [
+        ("sleep &", "sleep 118 & echo \"pid=$!\""),
+        ("nohup sleep &", "nohup sleep 109 >/dev/null 2>&1 & echo \"pid=$!\""),
+    ];
+    for mode in ["--agent", "--no-pty"] {
+        for (what, script) in cases {
+            let mut cmd = tj(&env, &["run", mode, "--", "sh", "-c", script]);
+            cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let mut child = spawn_retrying(&mut cmd);
+            let status = wait_deadline(&mut child);
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let pid = printed_pid(&text);
+            let _survivor = KillOnDrop(pid);
+            assert_eq!(status.code(), Some(0), "{mode} {what}: {}", stderr(&out));
+            assert_survives(pid, &format!("{mode} {what}"));
+        }
+    }
+}
+
+#[test]
+fn survivor_holding_the_pty_does_not_hold_up_tj() {
+    let env = TestEnv::new();
+    let mut cmd = tj(&env, &["run", "--agent", "--", "sh", "-c", "sleep 117 & echo \"pid=$!\""]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = spawn_retrying(&mut cmd);
+    // The sleep holds the PTY open (its stdout): the drain's caps, not EOF, end the read.
+    let status = wait_deadline(&mut child);
+    let out = child.wait_with_output().unwrap();
+    let _survivor = KillOnDrop(printed_pid(&String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(status.code(), Some(0), "{}", stderr(&out));
+    let list = env.run(&["ls", "--format", "json"], b"");
+    let artifacts: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(artifacts.len(), 1, "{artifacts:?}");
+    assert_eq!(artifacts[0]["ptyHeldOpen"], true, "{artifacts:?}");
+}
