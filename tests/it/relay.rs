@@ -665,3 +665,58 @@ fn watchdog_is_off_without_a_pty() {
     assert_eq!(r.outcome.blocked, None);
     assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
 }
+
+/// Runs `spec` with a terminal of the test's as stdin (cooked, and not the relay's
+/// controlling terminal, so the relay forwards keystrokes without raw mode), types `keys`
+/// into it once the child has printed `ready`, and returns what the child wrote.
+fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
+    let (master, slave) = user_terminal();
+    let mut writer = master.take_writer().unwrap();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let captured = Shared::default();
+    let sink = captured.clone();
+    let io = RelayIo {
+        live: None,
+        capture: Box::new(move |bytes| {
+            let mut all = sink.0.lock().unwrap();
+            all.extend_from_slice(bytes);
+            if all.windows(5).any(|w| w == b"ready") {
+                let _ = ready_tx.send(());
+            }
+        }),
+        stdin: Some(slave.into()),
+    };
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(run(&spec, io));
+    });
+    ready_rx.recv_timeout(DEADLINE).expect("the child never got ready");
+    writer.write_all(keys).unwrap();
+    let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return: input lost?");
+    drop(master);
+    Relayed { outcome, captured: captured.bytes(), live: Vec::new() }
+}
+
+#[test]
+fn end_of_file_typed_reaches_the_child_as_its_own_end_of_file_character() {
+    // Ctrl-D on the user's cooked terminal ends the input; the child's terminal uses ^B for
+    // that, so tj must type ^B (not ^D, not a NUL, not nothing) for `od` to see its end.
+    let r = relay_typing(sh("stty eof ^B; echo ready; od -c; echo done"), b"hello\n\x04");
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    let text = r.text();
+    assert!(text.contains("h   e   l   l   o  \\n\r\n"), "{text}");
+    assert!(text.ends_with("done\r\n"), "{text}");
+    assert!(!text.contains("004") && !text.contains("\\0"), "{text}");
+}
+
+#[test]
+fn end_of_file_typed_is_not_forwarded_to_a_child_reading_keys() {
+    // A child in non-canonical mode has no end of file to be told: it gets the bytes typed
+    // around the Ctrl-D, and nothing for it. Forwarding also goes on after it.
+    let spec = sh("stty -icanon; echo ready; head -c 6 | od -c; echo done");
+    let r = relay_typing(spec, b"abc\n\x04x\n");
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    let text = r.text();
+    assert!(text.contains("a   b   c  \\n   x  \\n\r\n"), "{text}");
+    assert!(text.ends_with("done\r\n"), "{text}");
+}
