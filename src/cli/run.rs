@@ -128,7 +128,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         }
         _ => None,
     };
-    let io = RelayIo::new(
+    let mut io = RelayIo::new(
         live,
         Box::new(move |bytes: &[u8]| {
             if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
@@ -136,6 +136,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         }),
     );
+    io.stderr = relay::stderr_apart(mode == Mode::Agent);
     let outcome = relay::run(&spec, io);
     for warning in &outcome.warnings {
         diag::warn_once(warning);

@@ -53,7 +53,8 @@ pub(super) struct Spawned {
     pub(super) job: Pid,
 }
 
-/// Starts `spec.argv` with the given stdio in a new session, in a process group of its own
+/// Starts `spec.argv` with the given stdio (stderr as stdout unless `stderr` says otherwise)
+/// in a new session, in a process group of its own
 /// (whose id is its pid), so that signals can be forwarded to the whole group.
 ///
 /// With a PTY, the slave becomes the session's controlling terminal, so `/dev/tty`, job
@@ -64,7 +65,12 @@ pub(super) struct Spawned {
 /// The `Command` (which holds duplicates of the slave or the pipe) is dropped before this
 /// returns; the caller drops `output` right after, so that EOF reaches the pump when the
 /// child and its descendants are done.
-pub(super) fn spawn(spec: &Spec, output: &Output, input: Input<'_>) -> Result<Spawned, SpawnError> {
+pub(super) fn spawn(
+    spec: &Spec,
+    output: &Output,
+    input: Input<'_>,
+    stderr: Option<BorrowedFd<'_>>,
+) -> Result<Spawned, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError::Other("no command given".to_owned()));
     };
@@ -88,7 +94,7 @@ pub(super) fn spawn(spec: &Spec, output: &Output, input: Input<'_>) -> Result<Sp
         cmd.env_remove(key);
     }
     cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
-    cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(out)?);
+    cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
     let report = matches!(output, Output::Pty(_)).then(|| Arc::new(AtomicI32::new(-1)));
     new_session_on_exec(&mut cmd, report.clone());
     let spawned = spawn_retrying(&mut cmd, report.as_deref()).map_err(|err| classify(&err, spec));

@@ -60,6 +60,7 @@ pub struct Spec {
     /// Variables removed from the child's environment (`COLUMNS`, `LINES`).
     pub env_remove: Vec<OsString>,
     /// Run the child on a PTY; `false` gives it one pipe for stdout and stderr (`--no-pty`).
+    /// Its stderr goes elsewhere with [`RelayIo::stderr`].
     pub pty: bool,
     /// After the child exits, stop reading once this long passes without output.
     pub drain_idle: Duration,
@@ -139,12 +140,62 @@ pub struct RelayIo {
     /// child's stdin is the PTY and keystrokes are forwarded to it; otherwise the child
     /// gets this descriptor unchanged, so `isatty(0)` and EOF behave as without tj.
     pub stdin: Option<OwnedFd>,
+    /// Where the child's stderr goes instead of where its stdout goes (the PTY, or the
+    /// shared pipe), unchanged: then it is neither shown live nor captured, as its output
+    /// is. `None`: with its stdout. [`stderr_apart`] gives tj's own stderr when the user
+    /// sent it somewhere else than tj's stdout (`2>/dev/null`, `2>file`).
+    pub stderr: Option<OwnedFd>,
 }
 
 impl RelayIo {
-    /// Endpoints with tj's own stdin.
+    /// Endpoints with tj's own stdin, and the child's stderr with its stdout.
     pub fn new(live: Option<Box<dyn Write + Send>>, capture: CaptureFn) -> RelayIo {
-        RelayIo { live, capture, stdin: None }
+        RelayIo { live, capture, stdin: None, stderr: None }
+    }
+}
+
+/// tj's stderr (a duplicate), if the child's stderr should go there rather than with its
+/// stdout ([`RelayIo::stderr`]); `None` when it should not.
+///
+/// Without tj, `cmd 2>/dev/null` discards what `cmd` writes on stderr and `cmd 2>err.txt`
+/// puts it in the file. The child's stderr goes where tj's goes when that is somewhere else
+/// than tj's stdout, exactly as without tj: not a PTY, not captured, not in the rendition.
+/// It stays with stdout (on the PTY, captured) when tj's stderr is the same open file as its
+/// stdout (the same terminal, `2>&1`), when either cannot be looked at (a closed stderr),
+/// and in agent mode when tj's stderr is a pipe or a socket apart from stdout: that is an
+/// agent harness reading both streams, and the agent reads the command's stderr, reduced,
+/// in the rendition on stdout rather than raw beside it.
+pub fn stderr_apart(agent: bool) -> Option<OwnedFd> {
+    let out = Endpoint::of(io::stdout().as_fd());
+    let err = Endpoint::of(io::stderr().as_fd());
+    is_apart(out, err, agent).then(|| io::stderr().as_fd().try_clone_to_owned().ok()).flatten()
+}
+
+/// What an open file is, for [`stderr_apart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Endpoint {
+    /// Device, inode and, for a device file, the device it is: equal for the same file.
+    id: (u64, u64, u64),
+    /// A pipe or a socket: a stream some process reads.
+    stream: bool,
+}
+
+impl Endpoint {
+    fn of(fd: std::os::fd::BorrowedFd<'_>) -> Option<Endpoint> {
+        use nix::sys::stat::{SFlag, fstat};
+        let stat = fstat(fd).ok()?;
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        #[allow(clippy::useless_conversion)] // the widths vary by platform
+        let id = (u64::from(stat.st_dev), u64::from(stat.st_ino), u64::from(stat.st_rdev));
+        Some(Endpoint { id, stream: kind == SFlag::S_IFIFO || kind == SFlag::S_IFSOCK })
+    }
+}
+
+/// The decision of [`stderr_apart`], on what fds 1 and 2 are.
+fn is_apart(out: Option<Endpoint>, err: Option<Endpoint>, agent: bool) -> bool {
+    match (out, err) {
+        (Some(out), Some(err)) => out.id != err.id && !(agent && err.stream),
+        _ => false,
     }
 }
 
@@ -251,7 +302,7 @@ pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
 /// [`run`], calling `on_spawn` with the event channel and the child's process group once the
 /// child runs (tests inject signals through it).
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
-    let RelayIo { live, capture, stdin } = io;
+    let RelayIo { live, capture, stdin, stderr } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
@@ -332,7 +383,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         term.enter_raw_early();
     }
     let spawned_at = Instant::now();
-    let spawned = exec::spawn(spec, &output, input);
+    let spawned = exec::spawn(spec, &output, input, stderr.as_ref().map(AsFd::as_fd));
     // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
     // child and its descendants are done with it.
     drop(output);
@@ -468,6 +519,7 @@ mod tests {
                 }
             }),
             stdin: Some(std::fs::File::open("/dev/null").unwrap().into()),
+            stderr: None,
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
@@ -568,6 +620,33 @@ mod tests {
         for sig in [libc::SIGQUIT, libc::SIGHUP] {
             let outcome = deliver(&with_default_signals(&["sleep", "100"]), false, sig, LONG);
             assert_eq!(outcome.exit, Ok(Exit::Signal(sig)));
+        }
+    }
+
+    #[test]
+    fn stderr_goes_apart_only_when_it_is_another_file_than_stdout() {
+        let tty = Endpoint { id: (5, 3, 0x8803), stream: false };
+        let other_tty = Endpoint { id: (5, 4, 0x8804), stream: false };
+        let pipe = Endpoint { id: (14, 1001, 0), stream: true };
+        let other_pipe = Endpoint { id: (14, 1002, 0), stream: true };
+        let null = Endpoint { id: (5, 4, 0x103), stream: false };
+        let file = Endpoint { id: (259, 77, 0), stream: false };
+        let rows = [
+            ("terminal, both streams on it", Some(tty), Some(tty), false, false),
+            ("terminal, 2>/dev/null", Some(tty), Some(null), false, true),
+            ("terminal, 2>file", Some(tty), Some(file), false, true),
+            ("terminal, 2> another terminal", Some(tty), Some(other_tty), false, true),
+            ("terminal, 2> a pipe", Some(tty), Some(pipe), false, true),
+            ("agent, 2>&1 into its pipe", Some(pipe), Some(pipe), true, false),
+            ("agent, 2>/dev/null", Some(pipe), Some(null), true, true),
+            ("agent, 2>file", Some(pipe), Some(file), true, true),
+            ("agent, stderr on a person's terminal", Some(pipe), Some(tty), true, true),
+            ("agent harness reading stderr apart", Some(pipe), Some(other_pipe), true, false),
+            ("stderr closed", Some(tty), None, false, false),
+            ("stdout closed", None, Some(file), true, false),
+        ];
+        for (name, out, err, agent, apart) in rows {
+            assert_eq!(is_apart(out, err, agent), apart, "{name}");
         }
     }
 

@@ -539,6 +539,29 @@ fn window_size_follows_the_outer_terminal() {
     done.assert_terminal_restored();
 }
 
+#[test]
+fn stderr_stays_on_the_terminal_and_follows_a_redirect_as_without_tj() {
+    let env = TestEnv::new();
+    let child = r#"echo "out$1"; [ -t 2 ] && echo "err$1 on a tty" >&2; echo "err$1" >&2"#;
+    let body = r#""$TJ" run -- sh -c "$CHILD" sh 1
+"$TJ" run -- sh -c "$CHILD" sh 2 2>/dev/null
+"$TJ" run -- sh -c "$CHILD" sh 3 2>"$ERR""#;
+    let mut cmd = outer_cmd(&env, &wrapped("", body));
+    cmd.env("CHILD", child);
+    let err_file = env.root.join("err.txt");
+    cmd.env("ERR", &err_file);
+    let done = Outer::spawn(cmd, size(24, 80)).finish();
+    let shown = String::from_utf8_lossy(done.body()).into_owned();
+    assert_eq!(done.rc, 0, "{shown}");
+    // Unchanged: stderr is the terminal, through the PTY.
+    assert!(shown.contains("out1\r\nerr1 on a tty\r\nerr1\r\n"), "{shown:?}");
+    // Redirected: not on the terminal; in the file as the command wrote it.
+    assert!(shown.contains("out2\r\nout3\r\n"), "{shown:?}");
+    assert!(!shown.contains("err2") && !shown.contains("err3"), "{shown:?}");
+    assert_eq!(read_text(&err_file), "err3\n");
+    done.assert_terminal_restored();
+}
+
 /// Kills a process the test left running (a descendant that outlived tj).
 struct KillOnDrop(i32);
 

@@ -101,6 +101,7 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         live,
         capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
         stdin: Some(stdin.unwrap_or_else(dev_null)),
+        stderr: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -514,6 +515,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
             }
         }),
         stdin: Some(slave.into()),
+        stderr: None,
     };
     let (tx, rx) = mpsc::channel();
     let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
@@ -540,6 +542,7 @@ fn failing_capture_does_not_stop_the_live_stream() {
         live: Some(Box::new(live.clone())),
         capture: Box::new(|_| panic!("capture failed on purpose")),
         stdin: Some(dev_null()),
+        stderr: None,
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
@@ -685,6 +688,7 @@ fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
             }
         }),
         stdin: Some(slave.into()),
+        stderr: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -719,4 +723,33 @@ fn end_of_file_typed_is_not_forwarded_to_a_child_reading_keys() {
     let text = r.text();
     assert!(text.contains("a   b   c  \\n   x  \\n\r\n"), "{text}");
     assert!(text.ends_with("done\r\n"), "{text}");
+}
+
+#[test]
+fn stderr_apart_goes_to_its_descriptor_unchanged_and_is_not_captured() {
+    for pty in [true, false] {
+        let dir = scratch(if pty { "stderr-pty" } else { "stderr-pipe" });
+        let path = dir.join("err.txt");
+        let file = File::create(&path).unwrap();
+        let mut spec = sh("echo out; [ -t 2 ] || echo err-not-a-tty >&2; echo err >&2");
+        spec.pty = pty;
+        let captured = Shared::default();
+        let sink = captured.clone();
+        let io = RelayIo {
+            live: None,
+            capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
+            stdin: Some(dev_null()),
+            stderr: Some(file.into()),
+        };
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = tx.send(run(&spec, io));
+        });
+        let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return");
+        assert_eq!(outcome.exit, Ok(Exit::Code(0)), "pty {pty}");
+        let expected: &[u8] = if pty { b"out\r\n" } else { b"out\n" };
+        assert_eq!(captured.bytes(), expected, "pty {pty}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "err-not-a-tty\nerr\n", "pty {pty}");
+        let _ = fs::remove_dir_all(dir);
+    }
 }

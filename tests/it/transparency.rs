@@ -303,3 +303,65 @@ fn live_stream_is_byte_identical_under_cpu_load_when_script_closes_stdin() {
     }
     assert!(differ.is_empty(), "{} of 20 runs differ:\n{}", differ.len(), differ.join("\n"));
 }
+
+// --- The command's stderr goes where tj's goes ------------------------------------------------
+
+/// Runs `sh -c wrapper` in `env` with `$TJ` set (stdout and stderr piped apart, stdin empty):
+/// the wrapper redirects tj's streams as a user would.
+fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", wrapper])
+        .env_clear()
+        .env("HOME", env.root.join("home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .env("TJ", env!("CARGO_BIN_EXE_tj"))
+        .current_dir(env.work());
+    env.run_cmd(cmd, b"")
+}
+
+const OUT_AND_ERR: &str = r#""$TJ" run -- sh -c 'echo out; echo err >&2'"#;
+
+#[test]
+fn stderr_sent_to_dev_null_is_discarded_as_without_tj() {
+    let env = TestEnv::new();
+    let out = shell(&env, &format!("{OUT_AND_ERR} 2>/dev/null"));
+    assert!(out.status.success(), "{:?}", out.status);
+    let rendition = String::from_utf8_lossy(&out.stdout);
+    assert!(rendition.contains("out"), "{rendition}");
+    assert!(!rendition.contains("err"), "{rendition}");
+}
+
+#[test]
+fn stderr_sent_to_a_file_lands_there_unchanged() {
+    let env = TestEnv::new();
+    let out = shell(&env, &format!("{OUT_AND_ERR} 2>err.txt"));
+    assert!(out.status.success(), "{:?} {}", out.status, stderr(&out));
+    let rendition = String::from_utf8_lossy(&out.stdout);
+    assert!(rendition.contains("out") && !rendition.contains("err"), "{rendition}");
+    // Written by the command itself, not through a PTY: no `\r`.
+    assert_eq!(std::fs::read_to_string(env.work().join("err.txt")).unwrap(), "err\n");
+}
+
+#[test]
+fn stderr_joined_to_stdout_in_a_pipe_is_in_the_rendition() {
+    let env = TestEnv::new();
+    let out = shell(&env, &format!("{OUT_AND_ERR} 2>&1 | cat"));
+    assert!(out.status.success(), "{:?}", out.status);
+    let rendition = String::from_utf8_lossy(&out.stdout);
+    assert!(rendition.contains("out\nerr"), "{rendition}");
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn agent_reading_stderr_apart_gets_it_reduced_in_the_rendition() {
+    // An agent harness reads stdout and stderr through two pipes: the command's stderr goes
+    // into the rendition with its stdout, not raw beside it.
+    let env = TestEnv::new();
+    let out = shell(&env, OUT_AND_ERR);
+    assert!(out.status.success(), "{:?}", out.status);
+    let rendition = String::from_utf8_lossy(&out.stdout);
+    assert!(rendition.contains("out\r\nerr") || rendition.contains("out\nerr"), "{rendition}");
+    assert!(!stderr(&out).contains("err"), "{}", stderr(&out));
+}
