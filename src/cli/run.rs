@@ -102,6 +102,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         spec.env_set.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
         // Nor any other prompt on the terminal: end the run once it sits waiting for one.
         spec.blocked_after = Some(blocked_after(env));
+        spec.size = Some(relay::WinSize::for_agent(std::env::var_os("COLUMNS").as_deref()));
     }
 
     let store = Store::new(env).ok();

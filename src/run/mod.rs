@@ -118,6 +118,28 @@ pub struct WinSize {
     pub pixel_height: u16,
 }
 
+/// The width of agent mode's PTY when `COLUMNS` says nothing: wide enough that no line a
+/// tool fits to the terminal is cut, narrow enough to stay a plausible terminal.
+pub const AGENT_COLS: u16 = 500;
+
+impl WinSize {
+    /// The PTY size for agent mode, where nobody views the PTY: `columns` wide (the value of
+    /// `COLUMNS`, if it is a positive number), else [`AGENT_COLS`]; 24 rows.
+    ///
+    /// Tools fit their output to the terminal's width: rustc elides the part of a source line
+    /// past it, tables and paths get cut. At 80 columns the agent would get those cuts, and
+    /// `tj expand` could not bring back what was never printed. The renderer wraps at the
+    /// same width ([`Outcome::cols`]), as a terminal that wide would.
+    pub fn for_agent(columns: Option<&std::ffi::OsStr>) -> WinSize {
+        let cols = columns
+            .and_then(|c| c.to_str())
+            .and_then(|c| c.trim().parse::<u16>().ok())
+            .filter(|&c| c > 0)
+            .unwrap_or(AGENT_COLS);
+        WinSize { cols, ..WinSize::default() }
+    }
+}
+
 impl Default for WinSize {
     /// 80×24, the size of a terminal that reports none.
     fn default() -> WinSize {
@@ -648,6 +670,18 @@ mod tests {
         for (name, out, err, agent, apart) in rows {
             assert_eq!(is_apart(out, err, agent), apart, "{name}");
         }
+    }
+
+    #[test]
+    fn agent_pty_is_as_wide_as_columns_says_else_500() {
+        let cols = |c: Option<&str>| WinSize::for_agent(c.map(std::ffi::OsStr::new)).cols;
+        assert_eq!(cols(None), 500);
+        assert_eq!(cols(Some("132")), 132);
+        assert_eq!(cols(Some(" 40\n")), 40);
+        for unusable in ["", "0", "-5", "wide", "80x24", "70000"] {
+            assert_eq!(cols(Some(unusable)), 500, "{unusable:?}");
+        }
+        assert_eq!(WinSize::for_agent(None).rows, 24);
     }
 
     #[test]

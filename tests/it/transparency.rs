@@ -365,3 +365,67 @@ fn agent_reading_stderr_apart_gets_it_reduced_in_the_rendition() {
     assert!(rendition.contains("out\r\nerr") || rendition.contains("out\nerr"), "{rendition}");
     assert!(!stderr(&out).contains("err"), "{}", stderr(&out));
 }
+
+// --- The agent's PTY is wide ------------------------------------------------------------------
+
+#[test]
+fn agent_pty_is_500_columns_unless_columns_says_otherwise() {
+    let env = TestEnv::new();
+    let size = |columns: Option<&str>| {
+        let mut cmd = tj(&env, &["run", "--agent", "--", "sh", "-c", "stty size </dev/tty"]);
+        if let Some(columns) = columns {
+            cmd.env("COLUMNS", columns);
+        }
+        let out = env.run_cmd(cmd, b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(size(None), "24 500");
+    assert_eq!(size(Some("132")), "24 132");
+    assert_eq!(size(Some("wide")), "24 500");
+    // The renderer wraps at the width the output was written at, stored with it.
+    let list = env.run(&["ls", "--format", "json"], b"");
+    let artifacts: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
+    let mut widths: Vec<_> = artifacts.iter().map(|a| a["cols"].as_u64().unwrap()).collect();
+    widths.sort_unstable();
+    widths.dedup();
+    assert_eq!(widths, [132, 500], "{artifacts:?}");
+}
+
+#[test]
+fn rustc_error_on_a_200_character_line_reaches_the_agent_whole() {
+    // At 80 columns rustc elides the source line around the error (`...sed = 5; let x: u32
+    // = "s"; …`), and `tj expand` cannot bring back what was never printed.
+    let env = TestEnv::new();
+    let krate = env.work().join("wide");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    let line = format!(
+        "fn main() {{ let {a} = 1; let {b} = 2; let total = {a} + {b}; let x: u32 = \"s\"; }}",
+        a = "first_value_with_a_name_long_enough_to_matter",
+        b = "second_value_with_a_name_long_enough_to_matter",
+    );
+    assert!(line.len() >= 200, "{}", line.len());
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::io::Write::write_all(&mut std::fs::File::create(path).unwrap(), text.as_bytes())
+            .unwrap();
+    };
+    write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"wide\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    write(krate.join("src/main.rs"), &format!("{line}\n"));
+    // The cargo and rustc that build these tests: the rustup proxies on PATH would look for
+    // their toolchains under the test's own HOME.
+    let cargo = Path::new(env!("CARGO"));
+    let rustc = cargo.with_file_name("rustc");
+    let mut cmd = tj(&env, &["run", "--agent", "--", env!("CARGO"), "build", "--offline"]);
+    cmd.current_dir(&krate)
+        .env("RUSTC", &rustc)
+        .env("CARGO_TARGET_DIR", krate.join("target"))
+        .env("CARGO_HOME", env.root.join("home/.cargo"));
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(101), "{}", stderr(&out));
+    let rendition = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(rendition.contains("mismatched types"), "{rendition}");
+    assert!(rendition.contains(&line), "the source line is cut:\n{rendition}");
+}
