@@ -54,8 +54,8 @@ pub(super) struct Spawned {
 }
 
 /// Starts `spec.argv` with the given stdio (stderr as stdout unless `stderr` says otherwise)
-/// in a new session, in a process group of its own
-/// (whose id is its pid), so that signals can be forwarded to the whole group.
+/// in a new session, in a process group of its own (whose id is its pid), so that signals
+/// can be forwarded to the whole group.
 ///
 /// With a PTY, the slave becomes the session's controlling terminal, so `/dev/tty`, job
 /// control and SIGWINCH work, and the command runs in its foreground process group under a

@@ -176,20 +176,21 @@ impl RawMode {
         self.saved = termios::tcgetattr(&self.fd)?;
         let mut raw = self.saved.clone();
         termios::cfmakeraw(&mut raw);
-        let typed_ahead = {
+        let (typed_ahead, set) = {
             let mut ahead = self.typing.ahead.lock().unwrap_or_else(PoisonError::into_inner);
             let before = ahead.len();
             if self.saved.local_flags.contains(LocalFlags::ICANON) {
                 self.typing.read_cooked(&mut ahead);
             }
             // Under the lock: the stdin thread reads nothing more until the terminal is raw.
-            termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &raw)?;
-            ahead.len() > before
+            let set = termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &raw);
+            (ahead.len() > before, set)
         };
-        self.active.store(true, Ordering::SeqCst);
         if typed_ahead {
             self.typing.wake();
         }
+        set?;
+        self.active.store(true, Ordering::SeqCst);
         Ok(())
     }
 
