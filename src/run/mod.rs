@@ -226,7 +226,7 @@ fn is_apart(out: Option<Endpoint>, err: Option<Endpoint>, agent: bool) -> bool {
 pub enum Exit {
     /// It exited with this code; tj exits with it too.
     Code(i32),
-    /// It was killed by this signal; tj exits with 128 + N.
+    /// It was killed by this signal; tj dies of the same signal (`exit::Status::end`).
     Signal(i32),
 }
 
