@@ -1,8 +1,11 @@
-//! The exit status of `tj`, as a type.
+//! The exit status of `tj`, as a type, and how tj ends with it.
 //!
 //! `tj run` exits with its child's status and `env(1)`'s codes for its own failures
-//! (DESIGN.md "Exit status"); the other subcommands use `Ok`/`Failure`.
+//! (DESIGN.md "Exit status"); the other subcommands use `Ok`/`Failure`. A child that died of
+//! a signal makes tj die of the same signal ([`Status::end`]), so that whoever waits for tj
+//! sees what it would have seen without tj.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// How `tj` ends.
@@ -14,7 +17,8 @@ pub enum Status {
     Failure,
     /// The child exited with this code; passed through untouched.
     Child(u8),
-    /// The child died of this signal: exit 128 + N.
+    /// The child died of this signal: tj dies of it too ([`Status::end`]), or, if it cannot,
+    /// exits with 128 + N.
     Signal(i32),
     /// `tj` itself failed before the child ran (125, as `env(1)`).
     TjFailed,
@@ -39,6 +43,68 @@ impl Status {
             Status::NotFound => 127,
         }
     }
+}
+
+impl Status {
+    /// Ends tj as this status says: returns the exit code for `main` to return, except for
+    /// [`Status::Signal`], where tj first dies of that signal, as its child did.
+    ///
+    /// A parent that waits for tj then sees a death by signal, not an exit code: a shell
+    /// prints `Killed` or `Segmentation fault` and `$?` is still 128 + N; bash stops a script
+    /// whose command was interrupted by Ctrl-C; `WIFSIGNALED` holds, as it would without tj.
+    /// tj dumps no core of its own (the child's crash is not tj's). If tj survives the signal
+    /// (one whose default action is not to terminate), the exit code is 128 + N.
+    pub fn end(self) -> ExitCode {
+        if let Status::Signal(sig) = self {
+            // Whatever tj printed goes out before it dies: std's stdout is buffered.
+            let _ = std::io::stdout().flush();
+            die_of(sig);
+        }
+        self.into()
+    }
+}
+
+/// Signals whose default action does not terminate the process: raising one would stop tj or
+/// do nothing. None of them is a child's cause of death anyway.
+const NOT_FATAL: [i32; 8] = [
+    libc::SIGSTOP,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGCONT,
+    libc::SIGCHLD,
+    libc::SIGURG,
+    libc::SIGWINCH,
+];
+
+/// Makes tj die of `sig`: no core dump, the default action, unblocked, raised. Returns only if
+/// tj survived it.
+#[allow(unsafe_code)]
+fn die_of(sig: i32) {
+    if NOT_FATAL.contains(&sig) {
+        return;
+    }
+    let Ok(signal) = nix::sys::signal::Signal::try_from(sig) else { return };
+    let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: setrlimit reads one `rlimit` through the pointer, which points at one.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+    }
+    // A core handler in a pipe (systemd-coredump, apport) runs whatever the limit: a process
+    // that is not dumpable gets none at all.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: PR_SET_DUMPABLE takes an integer and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+    // SAFETY: SIG_DFL installs no handler of ours, so no code runs in signal context; tj is
+    // about to end, and nothing relies on the handler being replaced (signal-hook's, for the
+    // signals tj forwarded while the child ran, or std's SIG_IGN for SIGPIPE).
+    let _ = unsafe { nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl) };
+    let mut set = nix::sys::signal::SigSet::empty();
+    set.add(signal);
+    let _ = set.thread_unblock();
+    let _ = nix::sys::signal::raise(signal);
 }
 
 impl From<Status> for ExitCode {

@@ -1,5 +1,6 @@
-//! The `tj` binary: parse, dispatch, map the outcome to an exit code. Everything else lives
-//! in the library so that tests and benches can reach it.
+//! The `tj` binary: parse, dispatch, end with the outcome (an exit code, or the child's
+//! death by signal). Everything else lives in the library so that tests and benches can
+//! reach it.
 
 use std::process::ExitCode;
 
@@ -8,7 +9,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = tj::cli::Cli::parse();
     match tj::cli::run(cli) {
-        Ok(status) => status.into(),
+        Ok(status) => status.end(),
         Err(err) => {
             tj::diag::error(&err);
             tj::exit::Status::TjFailed.into()

@@ -114,6 +114,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         spec.env_set.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
         // Nor any other prompt on the terminal: end the run once it sits waiting for one.
         spec.blocked_after = Some(blocked_after(env));
+        spec.size = Some(relay::WinSize::for_agent(std::env::var_os("COLUMNS").as_deref()));
     }
 
     let store = Store::new(env).ok();
@@ -140,7 +141,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         }
         _ => None,
     };
-    let io = RelayIo::new(
+    let mut io = RelayIo::new(
         live,
         Box::new(move |bytes: &[u8]| {
             if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
@@ -148,6 +149,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         }),
     );
+    io.stderr = relay::stderr_apart(mode == Mode::Agent);
     let outcome = relay::run(&spec, io);
     for warning in &outcome.warnings {
         diag::warn_once(warning);

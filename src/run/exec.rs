@@ -2,19 +2,28 @@
 //! as its stdout and stderr, in a session of its own, in the given working directory; and
 //! exec failures turned into [`SpawnError`]s that name the command, as a shell would.
 //!
+//! With a PTY, the session is led by a small process of tj's own (see [`lead_session`]), and
+//! the command runs in the session's foreground process group, as a shell runs a job: when
+//! the command exits, the leader takes the terminal back before it exits itself, so the
+//! hangup that follows goes to no one, and the command's background children (`sleep 100 &`,
+//! a dev server started with `&`) live on as they would without tj.
+//!
 //! It does not wait for the child (`signals.rs`) or read its output (`pty.rs`).
 
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::PoisonError;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, PoisonError};
 
+use libc::c_int;
 use nix::errno::Errno;
+use nix::unistd::Pid;
 
 use super::{SpawnError, Spec};
 
@@ -35,14 +44,33 @@ pub(super) enum Input<'a> {
     Fd(BorrowedFd<'a>),
 }
 
-/// Starts `spec.argv` with the given stdio, as the leader of a new session (so its process
-/// group id is its pid, and signals can be forwarded to the whole group). With a PTY, the
-/// slave becomes its controlling terminal, so `/dev/tty`, job control and SIGWINCH work.
+/// What [`spawn`] started.
+pub(super) struct Spawned {
+    /// The process to wait for; it ends as the command does. With a PTY, the leader of the
+    /// command's session ([`lead_session`]); otherwise the command itself.
+    pub(super) child: Child,
+    /// The command's process group (its pid): where tj forwards signals.
+    pub(super) job: Pid,
+}
+
+/// Starts `spec.argv` with the given stdio (stderr as stdout unless `stderr` says otherwise)
+/// in a new session, in a process group of its own (whose id is its pid), so that signals
+/// can be forwarded to the whole group.
+///
+/// With a PTY, the slave becomes the session's controlling terminal, so `/dev/tty`, job
+/// control and SIGWINCH work, and the command runs in its foreground process group under a
+/// session leader that tj waits for ([`lead_session`]). Without one, the command leads the
+/// session itself.
 ///
 /// The `Command` (which holds duplicates of the slave or the pipe) is dropped before this
 /// returns; the caller drops `output` right after, so that EOF reaches the pump when the
 /// child and its descendants are done.
-pub(super) fn spawn(spec: &Spec, output: &Output, input: Input<'_>) -> Result<Child, SpawnError> {
+pub(super) fn spawn(
+    spec: &Spec,
+    output: &Output,
+    input: Input<'_>,
+    stderr: Option<BorrowedFd<'_>>,
+) -> Result<Spawned, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError::Other("no command given".to_owned()));
     };
@@ -66,22 +94,29 @@ pub(super) fn spawn(spec: &Spec, output: &Output, input: Input<'_>) -> Result<Ch
         cmd.env_remove(key);
     }
     cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
-    cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(out)?);
-    new_session_on_exec(&mut cmd, matches!(output, Output::Pty(_)));
-    let child = spawn_retrying(&mut cmd).map_err(|err| classify(&err, spec));
+    cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
+    let report = matches!(output, Output::Pty(_)).then(|| Arc::new(AtomicI32::new(-1)));
+    new_session_on_exec(&mut cmd, report.clone());
+    let spawned = spawn_retrying(&mut cmd, report.as_deref()).map_err(|err| classify(&err, spec));
     drop(cmd);
-    child
+    spawned
 }
 
-/// Spawns, retrying briefly while the kernel reports the executable busy (ETXTBSY).
+/// Spawns, retrying briefly while the kernel reports the executable busy (ETXTBSY), and
+/// reads the command's pid from `report` when a session leader was asked for.
 ///
 /// A program that was just written (a build's output, a test's stub) can still be open for
 /// writing in a process some other thread forked and has not yet exec'd; exec'ing it then
 /// fails for a moment. The command is not at fault, so tj waits it out (at most ~1 s)
 /// instead of reporting it as not executable.
-fn spawn_retrying(cmd: &mut Command) -> io::Result<std::process::Child> {
+fn spawn_retrying(cmd: &mut Command, report: Option<&AtomicI32>) -> io::Result<Spawned> {
     let mut attempts = 0;
     loop {
+        // A pipe per attempt: the session leader of a failed attempt wrote its own pid.
+        let pipe = report.map(|_| io::pipe()).transpose()?;
+        if let (Some(report), Some((_, writer))) = (report, &pipe) {
+            report.store(writer.as_raw_fd(), Ordering::SeqCst);
+        }
         let spawned = {
             let _no_openpty = super::pty::SPAWN.read().unwrap_or_else(PoisonError::into_inner);
             cmd.spawn()
@@ -91,32 +126,199 @@ fn spawn_retrying(cmd: &mut Command) -> io::Result<std::process::Child> {
                 attempts += 1;
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            other => return other,
+            Err(err) => return Err(err),
+            Ok(child) => {
+                let own = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+                let job = match pipe {
+                    Some((mut reader, writer)) => {
+                        drop(writer);
+                        // Written before the leader waits, or by the command itself before
+                        // its exec; EOF (nothing written) cannot happen, but would mean the
+                        // command leads the session itself.
+                        let mut pid = [0u8; 4];
+                        match reader.read_exact(&mut pid) {
+                            Ok(()) => Pid::from_raw(i32::from_ne_bytes(pid)),
+                            Err(_) => own,
+                        }
+                    }
+                    None => own,
+                };
+                return Ok(Spawned { child, job });
+            }
         }
     }
 }
 
-/// Makes the child a session leader and, with `ctty`, gives it its stdout (the PTY slave)
-/// as controlling terminal. Not fd 0: the child's stdin is not the PTY when tj's is not a
-/// terminal.
+/// Makes the child a session leader. With `report` (a PTY), gives the session its stdout
+/// (the PTY slave) as controlling terminal, then forks: the command runs in the foreground
+/// process group, and the leader stays behind to wait for it ([`lead_session`]); the
+/// command's pid is written to the descriptor `report` holds. Not fd 0 for the terminal: the
+/// child's stdin is not the PTY when tj's is not a terminal.
 #[allow(unsafe_code)]
-fn new_session_on_exec(cmd: &mut Command, ctty: bool) {
+fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>) {
+    // Only for the fallback of `close_from`, computed here: sysconf is not async-signal-safe.
+    // SAFETY: sysconf reads a system limit and touches no memory of ours.
+    let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    let max_fd = c_int::try_from(open_max).unwrap_or(c_int::MAX).clamp(256, 1 << 16);
     let hook = move || -> io::Result<()> {
         nix::unistd::setsid()?;
-        if ctty {
+        if let Some(report) = &report {
             // SAFETY: TIOCSCTTY takes an integer argument (0: do not steal the terminal
             // from another session) and touches no memory of ours.
             if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0) } == -1 {
                 return Err(io::Error::last_os_error());
             }
+            split_session(report.load(Ordering::SeqCst), max_fd);
         }
         Ok(())
     };
     // SAFETY: the hook runs between fork and exec, where only async-signal-safe calls are
-    // allowed: it makes two system calls (setsid, ioctl), allocates nothing and takes no
-    // lock; its errors are plain errno values.
+    // allowed: it makes system calls only (setsid, ioctl, and those of `split_session`),
+    // allocates nothing and takes no lock; its errors are plain errno values.
     unsafe {
         cmd.pre_exec(hook);
+    }
+}
+
+/// In the child, between fork and exec, once it leads the session and has the terminal:
+/// forks the command off into the foreground process group and turns this process into its
+/// session leader ([`lead_session`], which never returns). Returns in the command, or, if it
+/// cannot fork, in this same process, which then runs the command itself (fail open: only
+/// the background children lose, as before). The command's pid goes to `report`.
+///
+/// Async-signal-safe system calls only: see `new_session_on_exec`.
+#[allow(unsafe_code)]
+fn split_session(report: c_int, max_fd: c_int) {
+    // SAFETY: this process is the single-threaded child of a fork, which may fork again; the
+    // new child also only makes async-signal-safe calls until its exec.
+    match unsafe { libc::fork() } {
+        -1 => {
+            // SAFETY: getpid has no preconditions.
+            write_pid(report, unsafe { libc::getpid() });
+        }
+        0 => enter_foreground(),
+        job => lead_session(job, report, max_fd),
+    }
+}
+
+/// Writes `pid` to `fd` whole, or not at all (the reader then falls back).
+#[allow(unsafe_code)]
+fn write_pid(fd: c_int, pid: libc::pid_t) {
+    let bytes = pid.to_ne_bytes();
+    // SAFETY: writes the 4 bytes of a local array; 4 bytes into a pipe are written at once.
+    unsafe {
+        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+/// In the command, before its exec: a process group of its own, made the terminal's
+/// foreground group, as a shell does for a job. SIGTTOU is blocked meanwhile: changing the
+/// foreground group from a background group would otherwise stop the process.
+#[allow(unsafe_code)]
+fn enter_foreground() {
+    // SAFETY: sigset_t is a plain C struct, initialised by sigemptyset; every call below is a
+    // system call on our own process or on fd 1 (the PTY slave), touching local values only.
+    unsafe {
+        let mut ttou: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut ttou);
+        libc::sigaddset(&mut ttou, libc::SIGTTOU);
+        let blocked = libc::sigprocmask(libc::SIG_BLOCK, &ttou, &mut old) == 0;
+        libc::setpgid(0, 0);
+        libc::tcsetpgrp(libc::STDOUT_FILENO, libc::getpid());
+        if blocked {
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The session leader of a command on a PTY: reports the command's pid, waits for the
+/// command, takes the terminal back, then ends exactly as the command did (same exit code,
+/// or death by the same signal). Never returns.
+///
+/// Why it exists: when a session leader that has a controlling terminal exits, the kernel
+/// sends SIGHUP to the terminal's foreground process group. If the command led the session,
+/// that group would be its own, with every child it started in the background (`cmd &`,
+/// `nohup cmd &` before nohup ignores the signal): all would die with it. Without tj, the
+/// user's shell leads the session and takes the terminal back when the command ends, so
+/// they live on. This process plays that shell: it takes the terminal back (the command's
+/// group becomes a background group), and its own exit then hangs up only its own group.
+///
+/// It holds no descriptor but the slave on fd 1, needed to take the terminal back: not
+/// std's exec-error pipe (tj's spawn would wait for it), not tj's stdin or stderr. Its
+/// signals act by default (SIGHUP when tj's end of the PTY closes ends it, and its exit then
+/// hangs up the command, as a closing terminal would), except SIGTTOU, which it ignores to
+/// take the terminal back from the background. A command stopped by a job-control signal
+/// (SIGTSTP, SIGTTIN, SIGTTOU) is continued at once: nobody outside could resume it, and in
+/// the session the command led, the kernel discarded those signals (tj's own Ctrl-Z uses
+/// SIGSTOP, which is left alone).
+///
+/// Async-signal-safe system calls only: see `new_session_on_exec`.
+#[allow(unsafe_code)]
+fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
+    write_pid(report, job);
+    // SAFETY: every call is a system call on our own process, its descriptors, or its
+    // child; the buffers passed are local values that outlive the calls.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::prctl(libc::PR_SET_NAME, c"tj-session".as_ptr());
+        libc::close(libc::STDIN_FILENO);
+        libc::close(libc::STDERR_FILENO);
+        close_from(3, max_fd);
+        for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGCHLD] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        let mut status: c_int = 0;
+        loop {
+            if libc::waitpid(job, &mut status, libc::WUNTRACED) == -1 {
+                if Errno::last() == Errno::EINTR {
+                    continue;
+                }
+                // Cannot happen (the command is our only child); the status is unknown.
+                libc::_exit(125);
+            }
+            if libc::WIFSTOPPED(status) {
+                if matches!(libc::WSTOPSIG(status), libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+                    libc::kill(-job, libc::SIGCONT);
+                }
+                continue;
+            }
+            break;
+        }
+        libc::tcsetpgrp(libc::STDOUT_FILENO, libc::getpgrp());
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// Closes every descriptor from `first` on: `close_range` where it exists, else one by one
+/// up to `max_fd`.
+#[allow(unsafe_code)]
+fn close_from(first: c_int, max_fd: c_int) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: close_range closes descriptors of our own and touches no memory.
+        if unsafe { libc::close_range(first.unsigned_abs(), u32::MAX, 0) } == 0 {
+            return;
+        }
+    }
+    for fd in first..max_fd {
+        // SAFETY: closing a descriptor we may not have is harmless (EBADF).
+        unsafe {
+            libc::close(fd);
+        }
     }
 }
 

@@ -10,7 +10,8 @@
 //! - [`mode`]: which of terminal, agent or transparent mode `tj run` uses (pure).
 //! - `pty.rs`: opening and sizing the PTY, the output pump, the stdin thread, the live
 //!   writer ([`LiveFd`]) and the raw-mode guard.
-//! - `exec.rs`: spawning, and exec failures as [`SpawnError`]s.
+//! - `exec.rs`: spawning (with a PTY, under a session leader that keeps the command's
+//!   background children alive after it exits), and exec failures as [`SpawnError`]s.
 //! - `signals.rs`: forwarding, SIGWINCH, job control, wait → [`Exit`].
 //! - `blocked.rs`: agent mode's watchdog for a child blocked on input at the PTY
 //!   ([`Spec::blocked_after`] → [`Outcome::blocked`]).
@@ -39,6 +40,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use blocked::{IdleWatch, Watchdog};
+use nix::unistd::Pid;
 use pty::{Pump, PumpReport, Terminal};
 use signals::Event;
 
@@ -58,6 +60,7 @@ pub struct Spec {
     /// Variables removed from the child's environment (`COLUMNS`, `LINES`).
     pub env_remove: Vec<OsString>,
     /// Run the child on a PTY; `false` gives it one pipe for stdout and stderr (`--no-pty`).
+    /// Its stderr goes elsewhere with [`RelayIo::stderr`].
     pub pty: bool,
     /// After the child exits, stop reading once this long passes without output.
     pub drain_idle: Duration,
@@ -115,6 +118,28 @@ pub struct WinSize {
     pub pixel_height: u16,
 }
 
+/// The width of agent mode's PTY when `COLUMNS` says nothing: wide enough that no line a
+/// tool fits to the terminal is cut, narrow enough to stay a plausible terminal.
+pub const AGENT_COLS: u16 = 500;
+
+impl WinSize {
+    /// The PTY size for agent mode, where nobody views the PTY: `columns` wide (the value of
+    /// `COLUMNS`, if it is a positive number), else [`AGENT_COLS`]; 24 rows.
+    ///
+    /// Tools fit their output to the terminal's width: rustc elides the part of a source line
+    /// past it, tables and paths get cut. At 80 columns the agent would get those cuts, and
+    /// `tj expand` could not bring back what was never printed. The renderer wraps at the
+    /// same width ([`Outcome::cols`]), as a terminal that wide would.
+    pub fn for_agent(columns: Option<&std::ffi::OsStr>) -> WinSize {
+        let cols = columns
+            .and_then(|c| c.to_str())
+            .and_then(|c| c.trim().parse::<u16>().ok())
+            .filter(|&c| c > 0)
+            .unwrap_or(AGENT_COLS);
+        WinSize { cols, ..WinSize::default() }
+    }
+}
+
 impl Default for WinSize {
     /// 80×24, the size of a terminal that reports none.
     fn default() -> WinSize {
@@ -137,12 +162,62 @@ pub struct RelayIo {
     /// child's stdin is the PTY and keystrokes are forwarded to it; otherwise the child
     /// gets this descriptor unchanged, so `isatty(0)` and EOF behave as without tj.
     pub stdin: Option<OwnedFd>,
+    /// Where the child's stderr goes instead of where its stdout goes (the PTY, or the
+    /// shared pipe), unchanged: then it is neither shown live nor captured, as its output
+    /// is. `None`: with its stdout. [`stderr_apart`] gives tj's own stderr when the user
+    /// sent it somewhere else than tj's stdout (`2>/dev/null`, `2>file`).
+    pub stderr: Option<OwnedFd>,
 }
 
 impl RelayIo {
-    /// Endpoints with tj's own stdin.
+    /// Endpoints with tj's own stdin, and the child's stderr with its stdout.
     pub fn new(live: Option<Box<dyn Write + Send>>, capture: CaptureFn) -> RelayIo {
-        RelayIo { live, capture, stdin: None }
+        RelayIo { live, capture, stdin: None, stderr: None }
+    }
+}
+
+/// tj's stderr (a duplicate), if the child's stderr should go there rather than with its
+/// stdout ([`RelayIo::stderr`]); `None` when it should not.
+///
+/// Without tj, `cmd 2>/dev/null` discards what `cmd` writes on stderr and `cmd 2>err.txt`
+/// puts it in the file. The child's stderr goes where tj's goes when that is somewhere else
+/// than tj's stdout, exactly as without tj: not a PTY, not captured, not in the rendition.
+/// It stays with stdout (on the PTY, captured) when tj's stderr is the same open file as its
+/// stdout (the same terminal, `2>&1`), when either cannot be looked at (a closed stderr),
+/// and in agent mode when tj's stderr is a pipe or a socket apart from stdout: that is an
+/// agent harness reading both streams, and the agent reads the command's stderr, reduced,
+/// in the rendition on stdout rather than raw beside it.
+pub fn stderr_apart(agent: bool) -> Option<OwnedFd> {
+    let out = Endpoint::of(io::stdout().as_fd());
+    let err = Endpoint::of(io::stderr().as_fd());
+    is_apart(out, err, agent).then(|| io::stderr().as_fd().try_clone_to_owned().ok()).flatten()
+}
+
+/// What an open file is, for [`stderr_apart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Endpoint {
+    /// Device, inode and, for a device file, the device it is: equal for the same file.
+    id: (u64, u64, u64),
+    /// A pipe or a socket: a stream some process reads.
+    stream: bool,
+}
+
+impl Endpoint {
+    fn of(fd: std::os::fd::BorrowedFd<'_>) -> Option<Endpoint> {
+        use nix::sys::stat::{SFlag, fstat};
+        let stat = fstat(fd).ok()?;
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        #[allow(clippy::useless_conversion)] // the widths vary by platform
+        let id = (u64::from(stat.st_dev), u64::from(stat.st_ino), u64::from(stat.st_rdev));
+        Some(Endpoint { id, stream: kind == SFlag::S_IFIFO || kind == SFlag::S_IFSOCK })
+    }
+}
+
+/// The decision of [`stderr_apart`], on what fds 1 and 2 are.
+fn is_apart(out: Option<Endpoint>, err: Option<Endpoint>, agent: bool) -> bool {
+    match (out, err) {
+        (Some(out), Some(err)) => out.id != err.id && !(agent && err.stream),
+        _ => false,
     }
 }
 
@@ -151,7 +226,7 @@ impl RelayIo {
 pub enum Exit {
     /// It exited with this code; tj exits with it too.
     Code(i32),
-    /// It was killed by this signal; tj exits with 128 + N.
+    /// It was killed by this signal; tj dies of the same signal (`exit::Status::end`).
     Signal(i32),
 }
 
@@ -230,10 +305,12 @@ impl Outcome {
 
 /// Runs `spec.argv` and relays its output to `io` until it exits and its output is drained.
 ///
-/// The child runs on a new PTY (or one pipe with `spec.pty == false`) as the leader of its
-/// own session. Each chunk of output goes to `io.capture`, then to `io.live`. While it runs,
-/// SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to tj are forwarded to the child's process group (then
-/// SIGKILL after `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
+/// The child runs on a new PTY (or one pipe with `spec.pty == false`) in a session of its
+/// own; on a PTY, in the foreground process group under a session leader of tj's, so that
+/// what it leaves running in the background outlives it as it would without tj. Each chunk
+/// of output goes to `io.capture`, then to `io.live`. While it runs, SIGINT/SIGTERM/SIGHUP/
+/// SIGQUIT sent to tj are forwarded to the child's process group (then SIGKILL after
+/// `spec.grace`), SIGWINCH resizes the PTY, and, if tj's stdin is a terminal
 /// in the foreground, tj's terminal is in raw mode; it is restored before this returns, and
 /// while unwinding from a panic. With [`Spec::blocked_after`], a child waiting for input on
 /// the PTY after that long without output is ended ([`Outcome::blocked`]).
@@ -241,13 +318,13 @@ impl Outcome {
 /// Never fails: if the child could not be started, [`Outcome::exit`] says why. If no PTY can
 /// be opened, the child runs with a pipe and a warning says so (fail open).
 pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
-    relay(spec, io, |_| {})
+    relay(spec, io, |_, _| {})
 }
 
-/// [`run`], calling `on_spawn` with the event channel once the child runs (tests inject
-/// signals through it).
-fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Outcome {
-    let RelayIo { live, capture, stdin } = io;
+/// [`run`], calling `on_spawn` with the event channel and the child's process group once the
+/// child runs (tests inject signals through it).
+fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
+    let RelayIo { live, capture, stdin, stderr } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
@@ -328,12 +405,12 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         term.enter_raw_early();
     }
     let spawned_at = Instant::now();
-    let spawned = exec::spawn(spec, &output, input);
+    let spawned = exec::spawn(spec, &output, input, stderr.as_ref().map(AsFd::as_fd));
     // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
     // child and its descendants are done with it.
     drop(output);
-    let child = match spawned {
-        Ok(child) => child,
+    let exec::Spawned { child, job } = match spawned {
+        Ok(spawned) => spawned,
         Err(err) => {
             drop(exited_tx);
             let report = wait_pump(&rx);
@@ -343,7 +420,6 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
             return Outcome::failed(err, warnings);
         }
     };
-    let pid = signals::pid_of(&child);
 
     let keys = master_fd.zip(stop_keys).map(|(master, stop)| pty::Keys {
         master,
@@ -351,7 +427,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
         events: tx.clone(),
     });
     term.attach(master, keys);
-    on_spawn(&tx);
+    on_spawn(&tx, job);
     let child = Arc::new(Mutex::new(child));
     if let Err(err) = signals::start_waiter(&child, tx.clone()) {
         warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
@@ -361,7 +437,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>)) -> Out
     drop(tx);
 
     let done =
-        signals::supervise(&rx, pid, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
+        signals::supervise(&rx, job, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
     // The pump has reported (or the channel broke): joining is immediate, and afterwards the
     // caller's live writer and capture have been dropped, so whatever they own is released.
     if done.pump.is_some() {
@@ -447,8 +523,9 @@ mod tests {
     const DEADLINE: Duration = Duration::from_secs(30);
 
     /// Runs `argv` and injects `sig` into the relay as if tj had received it: once the
-    /// child has printed `ready`, or, with `wait_ready` false, as soon as it runs (`spawn`
-    /// returns after the exec, so the child has its own dispositions by then).
+    /// child has printed `ready`, or, with `wait_ready` false, as soon as the child's process
+    /// runs the program `argv` names (`env … sleep 100`: once it is `sleep`, with the
+    /// dispositions `env` left it), as far as `/proc` shows.
     fn deliver(argv: &[&str], wait_ready: bool, sig: libc::c_int, grace: Duration) -> Outcome {
         let mut spec = Spec::new(argv.iter().map(OsString::from).collect(), PathBuf::from("/"));
         spec.size = Some(WinSize::default());
@@ -464,12 +541,21 @@ mod tests {
                 }
             }),
             stdin: Some(std::fs::File::open("/dev/null").unwrap().into()),
+            stderr: None,
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
+        // The program the child ends up running: the first word after any `env` prefix.
+        let program = argv
+            .iter()
+            .find(|word| **word != "env" && !word.starts_with('-'))
+            .copied()
+            .unwrap_or_default()
+            .to_owned();
         thread::spawn(move || {
-            let outcome = relay(&spec, io, |events| {
+            let outcome = relay(&spec, io, |events, pid| {
                 if !wait_ready {
+                    wait_exec(pid, &program);
                     events.send(Event::Signal(sig)).unwrap();
                 }
                 events_tx.send(events.clone()).unwrap();
@@ -488,7 +574,44 @@ mod tests {
         }
     }
 
+    /// Waits until process `pid` runs `program` (its `comm`), where `/proc` exists.
+    fn wait_exec(pid: Pid, program: &str) {
+        let comm = format!("/proc/{pid}/comm");
+        if !std::path::Path::new("/proc/self/comm").exists() {
+            return;
+        }
+        let deadline = Instant::now() + DEADLINE;
+        while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim_end() != program) {
+            assert!(Instant::now() < deadline, "{pid} never ran {program}");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     const LONG: Duration = Duration::from_secs(60);
+
+    /// `argv` run with SIGINT, SIGQUIT and SIGHUP at their default action.
+    ///
+    /// A child inherits the signals its parent ignores, and a test binary started in the
+    /// background of a script (`cargo test &`) or under `nohup` ignores some of these: the
+    /// child would then shrug off the very signal the test forwards, and the test would wait
+    /// for the deadline. GNU `env --default-signal` resets them before the exec; where it is
+    /// missing, `argv` runs as it is.
+    fn with_default_signals(argv: &[&'static str]) -> Vec<&'static str> {
+        static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let supported = *SUPPORTED.get_or_init(|| {
+            std::process::Command::new("env")
+                .args(["--default-signal=INT,QUIT,HUP", "true"])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        });
+        let mut full = Vec::new();
+        if supported {
+            full.extend(["env", "--default-signal=INT,QUIT,HUP"]);
+        }
+        full.extend_from_slice(argv);
+        full
+    }
 
     #[test]
     fn forwarded_signal_reaches_the_child_s_process_group() {
@@ -509,16 +632,56 @@ mod tests {
     fn forwarded_interrupt_ends_the_child_like_ctrl_c() {
         // Not through sh: dash catches SIGINT under -c, and one arriving between its fork
         // and exec is lost in the forked child, so the test would race the shell.
-        let outcome = deliver(&["sleep", "100"], false, libc::SIGINT, LONG);
+        let argv = with_default_signals(&["sleep", "100"]);
+        let outcome = deliver(&argv, false, libc::SIGINT, LONG);
         assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGINT)));
     }
 
     #[test]
     fn forwarded_quit_and_hangup_end_the_child() {
         for sig in [libc::SIGQUIT, libc::SIGHUP] {
-            let outcome = deliver(&["sleep", "100"], false, sig, LONG);
+            let outcome = deliver(&with_default_signals(&["sleep", "100"]), false, sig, LONG);
             assert_eq!(outcome.exit, Ok(Exit::Signal(sig)));
         }
+    }
+
+    #[test]
+    fn stderr_goes_apart_only_when_it_is_another_file_than_stdout() {
+        let tty = Endpoint { id: (5, 3, 0x8803), stream: false };
+        let other_tty = Endpoint { id: (5, 4, 0x8804), stream: false };
+        let pipe = Endpoint { id: (14, 1001, 0), stream: true };
+        let other_pipe = Endpoint { id: (14, 1002, 0), stream: true };
+        let null = Endpoint { id: (5, 4, 0x103), stream: false };
+        let file = Endpoint { id: (259, 77, 0), stream: false };
+        let rows = [
+            ("terminal, both streams on it", Some(tty), Some(tty), false, false),
+            ("terminal, 2>/dev/null", Some(tty), Some(null), false, true),
+            ("terminal, 2>file", Some(tty), Some(file), false, true),
+            ("terminal, 2> another terminal", Some(tty), Some(other_tty), false, true),
+            ("terminal, 2> a pipe", Some(tty), Some(pipe), false, true),
+            ("agent, 2>&1 into its pipe", Some(pipe), Some(pipe), true, false),
+            ("agent, 2>/dev/null", Some(pipe), Some(null), true, true),
+            ("agent, 2>file", Some(pipe), Some(file), true, true),
+            ("agent, stderr on a person's terminal", Some(pipe), Some(tty), true, true),
+            ("agent harness reading stderr apart", Some(pipe), Some(other_pipe), true, false),
+            ("stderr closed", Some(tty), None, false, false),
+            ("stdout closed", None, Some(file), true, false),
+        ];
+        for (name, out, err, agent, apart) in rows {
+            assert_eq!(is_apart(out, err, agent), apart, "{name}");
+        }
+    }
+
+    #[test]
+    fn agent_pty_is_as_wide_as_columns_says_else_500() {
+        let cols = |c: Option<&str>| WinSize::for_agent(c.map(std::ffi::OsStr::new)).cols;
+        assert_eq!(cols(None), 500);
+        assert_eq!(cols(Some("132")), 132);
+        assert_eq!(cols(Some(" 40\n")), 40);
+        for unusable in ["", "0", "-5", "wide", "80x24", "70000"] {
+            assert_eq!(cols(Some(unusable)), 500, "{unusable:?}");
+        }
+        assert_eq!(WinSize::for_agent(None).rows, 24);
     }
 
     #[test]

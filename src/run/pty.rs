@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -151,16 +151,23 @@ pub(super) struct RawMode {
     saved: Termios,
     /// Shared with the stdin thread, which intercepts Ctrl-Z only in raw mode.
     active: Arc<AtomicBool>,
+    /// What was typed before raw mode goes here, read while the terminal is still cooked.
+    typing: Arc<Typing>,
 }
 
 impl RawMode {
     /// Reads the settings of the terminal on `fd`; nothing changes until [`RawMode::enter`].
-    fn new(fd: OwnedFd) -> nix::Result<RawMode> {
+    fn new(fd: OwnedFd, typing: Arc<Typing>) -> nix::Result<RawMode> {
         let saved = termios::tcgetattr(&fd)?;
-        Ok(RawMode { fd, saved, active: Arc::new(AtomicBool::new(false)) })
+        Ok(RawMode { fd, saved, active: Arc::new(AtomicBool::new(false)), typing })
     }
 
     /// Switches to raw mode, saving the current settings first.
+    ///
+    /// Input already typed on a cooked terminal is read first, still cooked, and kept for
+    /// the stdin thread ([`Typing`]): in raw mode the line discipline would hand over an
+    /// end of file typed ahead (Ctrl-D, or what `script` writes when its own stdin ends) as
+    /// a NUL byte, and tj would type that NUL into the command.
     fn enter(&mut self) -> nix::Result<()> {
         if self.is_active() {
             return Ok(());
@@ -169,7 +176,20 @@ impl RawMode {
         self.saved = termios::tcgetattr(&self.fd)?;
         let mut raw = self.saved.clone();
         termios::cfmakeraw(&mut raw);
-        termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &raw)?;
+        let (typed_ahead, set) = {
+            let mut ahead = self.typing.ahead.lock().unwrap_or_else(PoisonError::into_inner);
+            let before = ahead.len();
+            if self.saved.local_flags.contains(LocalFlags::ICANON) {
+                self.typing.read_cooked(&mut ahead);
+            }
+            // Under the lock: the stdin thread reads nothing more until the terminal is raw.
+            let set = termios::tcsetattr(&self.fd, SetArg::TCSADRAIN, &raw);
+            (ahead.len() > before, set)
+        };
+        if typed_ahead {
+            self.typing.wake();
+        }
+        set?;
         self.active.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -214,6 +234,8 @@ pub(super) struct Terminal {
     wants_keys: bool,
     /// tj's terminal settings and raw mode, when keystrokes are forwarded.
     raw: Option<RawMode>,
+    /// The stdin thread's side of tj's terminal, when keystrokes are forwarded.
+    typing: Option<Arc<Typing>>,
     /// What the stdin thread needs, until it is started.
     keys: Option<Keys>,
     forwarding: bool,
@@ -227,27 +249,36 @@ impl Terminal {
     /// child's stdin will be the PTY (so keystrokes are forwarded and raw mode is wanted).
     pub(super) fn new(fixed: Option<WinSize>, stdin: Option<OwnedFd>, keys: bool) -> Terminal {
         let mut warnings = Vec::new();
-        let raw = match stdin.as_ref().filter(|_| keys).map(|fd| fd.try_clone()) {
-            Some(Ok(fd)) => match RawMode::new(fd) {
+        let typing = match stdin.as_ref().filter(|_| keys).map(|fd| Typing::new(fd.as_fd())) {
+            Some(Ok(typing)) => Some(Arc::new(typing)),
+            Some(Err(err)) => {
+                warnings.push(format!("could not forward keystrokes: {err}"));
+                None
+            }
+            None => None,
+        };
+        let raw = match stdin.as_ref().zip(typing.as_ref()).map(|(fd, t)| (fd.try_clone(), t)) {
+            Some((Ok(fd), typing)) => match RawMode::new(fd, Arc::clone(typing)) {
                 Ok(raw) => Some(raw),
                 Err(err) => {
                     warnings.push(format!("could not read the terminal settings: {err}"));
                     None
                 }
             },
-            Some(Err(err)) => {
+            Some((Err(err), _)) => {
                 warnings.push(format!("could not duplicate stdin: {err}"));
                 None
             }
             None => None,
         };
-        let wants_keys = keys && stdin.is_some();
+        let wants_keys = keys && typing.is_some();
         Terminal {
             master: None,
             fixed,
             stdin,
             wants_keys,
             raw,
+            typing,
             keys: None,
             forwarding: false,
             background: false,
@@ -358,13 +389,11 @@ impl Terminal {
 
     fn start_forwarding(&mut self) {
         let Some(keys) = self.keys.take() else { return };
-        let Some(stdin) = self.stdin.as_ref().map(OwnedFd::try_clone) else { return };
+        let Some(typing) = self.typing.clone() else { return };
         let raw = self.raw.as_ref().map_or_else(Arc::default, |raw| Arc::clone(&raw.active));
-        let started = stdin.and_then(|stdin| {
-            thread::Builder::new().name("tj-stdin".into()).spawn(move || {
-                super::signals::block_stop_signal();
-                forward_stdin(&stdin, &keys, &raw);
-            })
+        let started = thread::Builder::new().name("tj-stdin".into()).spawn(move || {
+            super::signals::block_stop_signal();
+            forward_stdin(&typing, &keys, &raw);
         });
         match started {
             Ok(_detached) => self.forwarding = true,
@@ -394,23 +423,113 @@ pub(super) struct Keys {
     pub(super) events: Sender<Event>,
 }
 
+/// What tj read from its terminal, in order.
+#[derive(Debug, PartialEq, Eq)]
+enum Typed {
+    /// Bytes, to be written into the PTY as they are.
+    Bytes(Vec<u8>),
+    /// An end of file: a read of the cooked terminal returned nothing (Ctrl-D on an empty
+    /// line). Forwarded as the child's own end-of-file character ([`eof_char`]).
+    Eof,
+}
+
+/// tj's terminal as the stdin thread reads it, shared with [`RawMode`].
+///
+/// Every read of the terminal happens under the lock of `ahead`: the stdin thread's, one at
+/// a time, and [`RawMode::enter`]'s, which reads what was typed while the terminal was still
+/// cooked and switches it to raw before letting go. Whatever that read is kept in `ahead`
+/// and written into the PTY before anything read after it, so the child gets exactly the
+/// bytes tj's stdin delivered, in order, and an end of file as an end of file.
+pub(super) struct Typing {
+    /// Read from the cooked terminal just before raw mode, not yet written into the PTY.
+    ahead: Mutex<Vec<Typed>>,
+    /// tj's terminal, opened again by name with O_NONBLOCK (an open file of its own, so the
+    /// flag touches no one else's), so that a read under the lock never waits for input
+    /// another reader took; `nonblocking` false: a duplicate of stdin, where that failed.
+    reader: OwnedFd,
+    nonblocking: bool,
+    /// A pipe that tells the stdin thread there is input in `ahead` (it may be waiting for
+    /// the terminal, which has nothing more to say).
+    wake_rx: OwnedFd,
+    wake_tx: OwnedFd,
+}
+
+impl Typing {
+    fn new(stdin: BorrowedFd<'_>) -> io::Result<Typing> {
+        let reopened = unistd::ttyname(stdin).map_err(io::Error::from).and_then(|name| {
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                .open(name)
+                .map(OwnedFd::from)
+        });
+        let (reader, nonblocking) = match reopened {
+            Ok(fd) => (fd, true),
+            Err(_) => (stdin.try_clone_to_owned()?, false),
+        };
+        let (wake_rx, wake_tx) = io::pipe()?;
+        Ok(Typing {
+            ahead: Mutex::new(Vec::new()),
+            reader,
+            nonblocking,
+            wake_rx: wake_rx.into(),
+            wake_tx: wake_tx.into(),
+        })
+    }
+
+    /// Reads what the cooked terminal has ready (whole lines and ends of file) into `ahead`,
+    /// without waiting. Only with a non-blocking reader: a blocking one could wait for ever
+    /// on the caller's thread if another process took the line between poll and read.
+    fn read_cooked(&self, ahead: &mut Vec<Typed>) {
+        if !self.nonblocking {
+            return;
+        }
+        let mut buf = [0u8; 4096];
+        // Bounded: a terminal flooded with lines must not hold tj here.
+        for _ in 0..256 {
+            let mut fds = [PollFd::new(self.reader.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::ZERO) {
+                Ok(1) if fds[0].revents() == Some(PollFlags::POLLIN) => {}
+                Err(Errno::EINTR) => continue,
+                // Nothing ready, or the terminal hung up: nothing to keep.
+                _ => return,
+            }
+            match unistd::read(&self.reader, &mut buf) {
+                Ok(0) => ahead.push(Typed::Eof),
+                Ok(n) => ahead.push(Typed::Bytes(buf.get(..n).unwrap_or_default().to_vec())),
+                Err(Errno::EINTR) => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Tells the stdin thread to look at `ahead`.
+    fn wake(&self) {
+        let _ = unistd::write(&self.wake_tx, &[1]);
+    }
+}
+
 /// The body of the detached stdin thread, the only writer into the master: copies tj's stdin
-/// into it until the child exits (`stop` hangs up), stdin ends, or the master refuses.
+/// into it until the child exits (`stop` hangs up), stdin hangs up, or the master refuses.
+/// An end of file on a cooked terminal (Ctrl-D on an empty line) is forwarded as the
+/// child's end-of-file character ([`eof_char`]); nothing is written that stdin did not
+/// deliver.
 ///
 /// Detached because a write into a PTY whose reader is a stopped or busy descendant may
 /// block for ever; poll-gated so that after the child exits no keystroke meant for the next
 /// reader of the terminal is taken.
 ///
 /// In raw mode, the suspend character (Ctrl-Z) is taken out when the PTY's line discipline
-/// would turn it into SIGTSTP, and reported as [`Event::Suspend`]: that SIGTSTP would be
-/// discarded (see `signals::suspend_with_child`), so tj does the job control itself.
-fn forward_stdin(stdin: &OwnedFd, keys: &Keys, raw: &AtomicBool) {
+/// would turn it into SIGTSTP, and reported as [`Event::Suspend`]: tj does the job control
+/// itself (see `signals::suspend_with_child`).
+fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
     let Keys { master, stop, events } = keys;
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let mut fds = [
-            PollFd::new(stdin.as_fd(), PollFlags::POLLIN),
+            PollFd::new(typing.reader.as_fd(), PollFlags::POLLIN),
             PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+            PollFd::new(typing.wake_rx.as_fd(), PollFlags::POLLIN),
         ];
         match poll(&mut fds, PollTimeout::NONE) {
             Ok(_) => {}
@@ -420,14 +539,40 @@ fn forward_stdin(stdin: &OwnedFd, keys: &Keys, raw: &AtomicBool) {
         if has_events(&fds[1]) {
             return;
         }
-        if !has_events(&fds[0]) {
-            continue;
+        if has_events(&fds[2]) {
+            let _ = unistd::read(&typing.wake_rx, &mut [0u8; 64]);
         }
-        let n = match unistd::read(stdin, &mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(Errno::EINTR | Errno::EAGAIN) => continue,
-            Err(_) => return,
+        let readable = has_events(&fds[0]);
+        let hung_up =
+            fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+        let (ahead, read) = {
+            let mut ahead = typing.ahead.lock().unwrap_or_else(PoisonError::into_inner);
+            // Read now, under the lock: what `RawMode::enter` read before is in `ahead`, and
+            // goes first. Only when poll said so, for a blocking reader's sake.
+            let read = readable.then(|| unistd::read(&typing.reader, &mut buf));
+            (std::mem::take(&mut *ahead), read)
+        };
+        for typed in ahead {
+            let written = match typed {
+                Typed::Bytes(bytes) => write_all_fd(master.as_fd(), &bytes),
+                Typed::Eof => write_eof(master.as_fd()),
+            };
+            if written.is_err() {
+                return;
+            }
+        }
+        let n = match read {
+            None | Some(Err(Errno::EINTR | Errno::EAGAIN)) => continue,
+            Some(Err(_)) => return,
+            // The terminal hung up (a raw terminal returns nothing otherwise).
+            Some(Ok(0)) if hung_up => return,
+            Some(Ok(0)) => {
+                if write_eof(master.as_fd()).is_err() {
+                    return;
+                }
+                continue;
+            }
+            Some(Ok(n)) => n,
         };
         let mut rest = buf.get(..n).unwrap_or_default();
         let suspend = if raw.load(Ordering::SeqCst) { suspend_char(master.as_fd()) } else { None };
@@ -445,6 +590,12 @@ fn forward_stdin(stdin: &OwnedFd, keys: &Keys, raw: &AtomicBool) {
     }
 }
 
+/// `c` unless it is a disabled control character: _POSIX_VDISABLE is 0 on Linux and 0xff
+/// on the BSDs.
+fn enabled(c: u8) -> Option<u8> {
+    (c != 0 && c != 0xff).then_some(c)
+}
+
 /// The PTY's suspend character, if its line discipline would turn it into SIGTSTP now (the
 /// child may have switched ISIG off, as editors do; then the byte is the child's to read).
 /// Termios calls on the master act on the slave's settings.
@@ -453,9 +604,27 @@ fn suspend_char(master: BorrowedFd<'_>) -> Option<u8> {
     if !settings.local_flags.contains(LocalFlags::ISIG) {
         return None;
     }
-    let c = settings.control_chars[SpecialCharacterIndices::VSUSP as usize];
-    // _POSIX_VDISABLE is 0 on Linux and 0xff on the BSDs.
-    (c != 0 && c != 0xff).then_some(c)
+    enabled(settings.control_chars[SpecialCharacterIndices::VSUSP as usize])
+}
+
+/// The PTY's end-of-file character, if its line discipline would read it as an end of file
+/// now: in canonical mode, and set. A child reading key by key (raw or cbreak mode) has no
+/// end of file to be told; it gets nothing, as it would from a terminal.
+fn eof_char(master: BorrowedFd<'_>) -> Option<u8> {
+    let settings = termios::tcgetattr(master).ok()?;
+    if !settings.local_flags.contains(LocalFlags::ICANON) {
+        return None;
+    }
+    enabled(settings.control_chars[SpecialCharacterIndices::VEOF as usize])
+}
+
+/// Forwards an end of file typed on tj's terminal: the PTY's own end-of-file character, or
+/// nothing ([`eof_char`]).
+fn write_eof(master: BorrowedFd<'_>) -> io::Result<()> {
+    match eof_char(master) {
+        Some(c) => write_all_fd(master, &[c]),
+        None => Ok(()),
+    }
 }
 
 fn has_events(fd: &PollFd<'_>) -> bool {
@@ -699,6 +868,44 @@ mod tests {
         let pty = open(WinSize { cols: 101, rows: 33, ..WinSize::default() }, None, false).unwrap();
         let size = window_size(pty.slave.as_fd()).unwrap();
         assert_eq!((size.cols, size.rows), (101, 33));
+    }
+
+    #[test]
+    fn end_of_file_typed_before_raw_mode_is_kept_as_such_not_as_a_nul() {
+        let pty = open(WinSize::default(), None, false).unwrap();
+        let master = dup_master(pty.master.as_ref()).unwrap();
+        // Typed on the cooked terminal before tj switches it to raw: a line, an end of file
+        // (Ctrl-D), another line and another end of file.
+        write_all_fd(master.as_fd(), b"ab\n\x04cd\n\x04").unwrap();
+        let typing = Arc::new(Typing::new(pty.slave.as_fd()).unwrap());
+        assert!(typing.nonblocking);
+        // The line discipline takes what is typed into the master in the background.
+        let mut ready = [PollFd::new(typing.reader.as_fd(), PollFlags::POLLIN)];
+        assert_eq!(poll(&mut ready, PollTimeout::from(30_000u16)), Ok(1));
+        let mut raw =
+            RawMode::new(pty.slave.try_clone().unwrap().into(), Arc::clone(&typing)).unwrap();
+        raw.enter().unwrap();
+        let ahead = std::mem::take(&mut *typing.ahead.lock().unwrap());
+        let expected = [
+            Typed::Bytes(b"ab\n".to_vec()),
+            Typed::Eof,
+            Typed::Bytes(b"cd\n".to_vec()),
+            Typed::Eof,
+        ];
+        // Reads come a line at a time, or more at once; either way, in this order.
+        let mut joined: Vec<Typed> = Vec::new();
+        for typed in ahead {
+            match (joined.last_mut(), typed) {
+                (Some(Typed::Bytes(last)), Typed::Bytes(more)) => last.extend(more),
+                (_, typed) => joined.push(typed),
+            }
+        }
+        assert_eq!(joined, expected);
+        // Nothing is left for a raw read, where the ends of file would have been NULs.
+        let mut buf = [0u8; 16];
+        assert_eq!(unistd::read(&typing.reader, &mut buf), Err(Errno::EAGAIN));
+        raw.leave();
+        assert!(termios::tcgetattr(&pty.slave).unwrap().local_flags.contains(LocalFlags::ICANON));
     }
 
     #[test]

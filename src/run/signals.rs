@@ -30,8 +30,10 @@ pub(super) enum Event {
     /// The user typed the suspend character (Ctrl-Z) while the PTY would turn it into
     /// SIGTSTP (the stdin thread kept it from the PTY).
     Suspend,
-    /// The child has exited. It is not reaped yet where `waitid(WNOWAIT)` exists, so its pid
-    /// (and with it its process group id) cannot be reused while we may still signal it.
+    /// The child has exited (not reaped yet where `waitid(WNOWAIT)` exists). From then on,
+    /// nothing more is sent to the command's process group: what is left in it (children
+    /// the command started in the background) is not tj's to end, as it would not be the
+    /// shell's without tj.
     Exited,
     /// The pump has read everything (or hit the drain cap).
     PumpDone(PumpReport),
@@ -153,11 +155,6 @@ impl Drop for Watch {
     }
 }
 
-/// True where the waiter can see the exit without reaping (`waitid` with `WNOWAIT`), which
-/// keeps the child's pid, and so its process group id, from being reused while we signal it.
-const PINS_PGID: bool =
-    cfg!(any(target_os = "linux", target_os = "android", target_os = "freebsd"));
-
 /// Starts the thread that reports [`Event::Exited`] for `child`.
 pub(super) fn start_waiter(child: &Arc<Mutex<Child>>, tx: Sender<Event>) -> std::io::Result<()> {
     let watched = Arc::clone(child);
@@ -173,7 +170,8 @@ fn wait_child(child: &Mutex<Child>, tx: &Sender<Event>) {
     use nix::errno::Errno;
     use nix::sys::wait::{Id, WaitPidFlag, waitid};
 
-    let pid = pid_of(&child.lock().unwrap_or_else(PoisonError::into_inner));
+    let id = child.lock().unwrap_or_else(PoisonError::into_inner).id();
+    let pid = Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX));
     let exited = || waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
     // Until it has exited, been killed, or there is nothing to wait for: `Child::wait` then
     // reaps it and tells which.
@@ -186,11 +184,6 @@ fn wait_child(child: &Mutex<Child>, tx: &Sender<Event>) {
     // Without waitid(WNOWAIT) we reap here; `Child` keeps the status for the caller's wait.
     let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     let _ = tx.send(Event::Exited);
-}
-
-/// The child's pid, which is also its process group id (it leads its own session).
-pub(super) fn pid_of(child: &Child) -> Pid {
-    Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
 }
 
 /// How often a relay started in the background looks whether it is in the foreground yet
@@ -207,7 +200,7 @@ pub(super) struct Supervised {
 }
 
 /// The relay's event loop, run on the calling thread until the child has exited and the
-/// pump is done.
+/// pump is done. `pid` is the command's process group, where signals go.
 ///
 /// When the child exits, `exited` (the write end of the pipe the pump and the stdin thread
 /// watch) is dropped: the pump starts its capped drain and the stdin thread stops.
@@ -242,7 +235,7 @@ pub(super) fn supervise(
             Err(RecvTimeoutError::Timeout) => {
                 if kill_at.is_some_and(|at| at <= Instant::now()) {
                     kill_at = None;
-                    if PINS_PGID || done.exited_at.is_none() {
+                    if done.exited_at.is_none() {
                         let _ = nix_signal::killpg(pid, Signal::SIGKILL);
                     }
                 }
@@ -276,7 +269,7 @@ pub(super) fn supervise(
             Event::Signal(SIGWINCH) => term.resize(),
             Event::Signal(SIGCONT) => term.resume(),
             Event::Signal(sig) => {
-                if PINS_PGID || done.exited_at.is_none() {
+                if done.exited_at.is_none() {
                     forward(pid, sig);
                     kill_at.get_or_insert_with(|| Instant::now() + grace);
                 }
@@ -299,10 +292,12 @@ fn forward(pid: Pid, sig: c_int) {
 /// stop and takes the terminal), and, once continued (`fg`), takes the terminal again and
 /// continues the child.
 ///
-/// The PTY cannot do this itself: the child leads its own session, so its process group is
-/// orphaned and the kernel discards the SIGTSTP the line discipline would send. SIGSTOP is
-/// never discarded; unlike SIGTSTP it cannot be handled, but programs that tidy their
-/// screen on SIGTSTP redraw it on SIGCONT anyway, and the PTY keeps their terminal state.
+/// The PTY cannot do this itself: the SIGTSTP its line discipline would send would stop the
+/// command inside its own session, where no shell sees it stop, and tj would never know.
+/// tj keeps the suspend character from the PTY and stops the command with SIGSTOP, which
+/// its session leader leaves alone (see `exec::lead_session`); unlike SIGTSTP it cannot be
+/// handled, but programs that tidy their screen on SIGTSTP redraw it on SIGCONT anyway, and
+/// the PTY keeps their terminal state.
 ///
 /// SIGTSTP is blocked on tj's other threads (see [`block_stop_signal`]), so it is delivered
 /// to this thread before `killpg` returns: we do not go on while still running. If tj's

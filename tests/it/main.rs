@@ -13,4 +13,5 @@ mod reduce;
 mod relay;
 mod rules;
 mod run;
+mod transparency;
 mod util;

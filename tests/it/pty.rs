@@ -497,14 +497,18 @@ fn ctrl_c_on_the_terminal_interrupts_the_child() {
 #[test]
 fn sigterm_to_tj_is_forwarded_and_tj_exits_as_the_child() {
     let env = TestEnv::new();
-    // The child's parent is tj.
+    // The child's parent is the leader of its session, whose parent is tj.
     let script = wrapped("", r#""$TJ" run -- sh -c 'echo "ready ppid=$PPID end"; sleep 30'"#);
     let outer = Outer::start(&env, &script);
     let screen = String::from_utf8_lossy(&outer.wait_for(" end")).into_owned();
-    let tj: i32 =
+    let leader: i32 =
         std::str::from_utf8(between(screen.as_bytes(), "ppid=", " end")).unwrap().parse().unwrap();
-    let comm = std::fs::read_to_string(format!("/proc/{tj}/comm")).unwrap_or_default();
-    assert_eq!(comm.trim(), "tj", "pid {tj} is not tj");
+    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    assert_eq!(comm(leader).trim(), "tj-session", "pid {leader} is not tj's session leader");
+    let stat = std::fs::read_to_string(format!("/proc/{leader}/stat")).unwrap();
+    let tj: i32 =
+        stat.rsplit_once(')').unwrap().1.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(comm(tj).trim(), "tj", "pid {tj} is not tj");
     outer.wait_raw();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(tj), nix::sys::signal::SIGTERM).unwrap();
     let done = outer.finish();
@@ -532,6 +536,29 @@ fn window_size_follows_the_outer_terminal() {
     outer.send(b"\x03");
     let done = outer.finish();
     assert_eq!(done.rc, 130, "{}", done.text());
+    done.assert_terminal_restored();
+}
+
+#[test]
+fn stderr_stays_on_the_terminal_and_follows_a_redirect_as_without_tj() {
+    let env = TestEnv::new();
+    let child = r#"echo "out$1"; [ -t 2 ] && echo "err$1 on a tty" >&2; echo "err$1" >&2"#;
+    let body = r#""$TJ" run -- sh -c "$CHILD" sh 1
+"$TJ" run -- sh -c "$CHILD" sh 2 2>/dev/null
+"$TJ" run -- sh -c "$CHILD" sh 3 2>"$ERR""#;
+    let mut cmd = outer_cmd(&env, &wrapped("", body));
+    cmd.env("CHILD", child);
+    let err_file = env.root.join("err.txt");
+    cmd.env("ERR", &err_file);
+    let done = Outer::spawn(cmd, size(24, 80)).finish();
+    let shown = String::from_utf8_lossy(done.body()).into_owned();
+    assert_eq!(done.rc, 0, "{shown}");
+    // Unchanged: stderr is the terminal, through the PTY.
+    assert!(shown.contains("out1\r\nerr1 on a tty\r\nerr1\r\n"), "{shown:?}");
+    // Redirected: not on the terminal; in the file as the command wrote it.
+    assert!(shown.contains("out2\r\nout3\r\n"), "{shown:?}");
+    assert!(!shown.contains("err2") && !shown.contains("err3"), "{shown:?}");
+    assert_eq!(read_text(&err_file), "err3\n");
     done.assert_terminal_restored();
 }
 

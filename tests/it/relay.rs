@@ -66,6 +66,29 @@ fn sh(script: &str) -> Spec {
     spec
 }
 
+/// `sh -c script` with SIGINT, SIGQUIT and SIGHUP at their default action, for the tests
+/// that end a child with one of them.
+///
+/// A child inherits the signals its parent ignores, and a test binary started in the
+/// background of a script (`cargo test &`) or under `nohup` ignores some of these; a shell
+/// started with a signal ignored cannot even trap it again. GNU `env --default-signal`
+/// resets them before the exec; where it is missing, `sh` runs as it is.
+fn sh_default_signals(script: &str) -> Spec {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let supported = *SUPPORTED.get_or_init(|| {
+        std::process::Command::new("env")
+            .args(["--default-signal=INT,QUIT,HUP", "true"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    let mut spec = sh(script);
+    if supported {
+        spec.argv.splice(0..0, ["env".into(), "--default-signal=INT,QUIT,HUP".into()]);
+    }
+    spec
+}
+
 fn dev_null() -> OwnedFd {
     File::open("/dev/null").unwrap().into()
 }
@@ -78,6 +101,7 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         live,
         capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
         stdin: Some(stdin.unwrap_or_else(dev_null)),
+        stderr: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -195,7 +219,7 @@ fn exit_codes_pass_through_without_a_pty() {
 #[test]
 fn death_by_signal_is_reported_as_the_signal() {
     for (name, sig) in [("TERM", 15), ("INT", 2), ("HUP", 1), ("KILL", 9)] {
-        let r = relay(sh(&format!("kill -{name} $$")));
+        let r = relay(sh_default_signals(&format!("kill -{name} $$")));
         assert_eq!(r.outcome.exit, Ok(Exit::Signal(sig)), "kill -{name}");
     }
 }
@@ -491,9 +515,10 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
             }
         }),
         stdin: Some(slave.into()),
+        stderr: None,
     };
     let (tx, rx) = mpsc::channel();
-    let spec = sh("echo ready; while :; do sleep 1; done");
+    let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
     thread::spawn(move || {
         let _ = tx.send(run(&spec, io));
     });
@@ -517,6 +542,7 @@ fn failing_capture_does_not_stop_the_live_stream() {
         live: Some(Box::new(live.clone())),
         capture: Box::new(|_| panic!("capture failed on purpose")),
         stdin: Some(dev_null()),
+        stderr: None,
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
@@ -641,4 +667,89 @@ fn watchdog_is_off_without_a_pty() {
     let r = relay(spec);
     assert_eq!(r.outcome.blocked, None);
     assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+}
+
+/// Runs `spec` with a terminal of the test's as stdin (cooked, and not the relay's
+/// controlling terminal, so the relay forwards keystrokes without raw mode), types `keys`
+/// into it once the child has printed `ready`, and returns what the child wrote.
+fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
+    let (master, slave) = user_terminal();
+    let mut writer = master.take_writer().unwrap();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let captured = Shared::default();
+    let sink = captured.clone();
+    let io = RelayIo {
+        live: None,
+        capture: Box::new(move |bytes| {
+            let mut all = sink.0.lock().unwrap();
+            all.extend_from_slice(bytes);
+            if all.windows(5).any(|w| w == b"ready") {
+                let _ = ready_tx.send(());
+            }
+        }),
+        stdin: Some(slave.into()),
+        stderr: None,
+    };
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(run(&spec, io));
+    });
+    ready_rx.recv_timeout(DEADLINE).expect("the child never got ready");
+    writer.write_all(keys).unwrap();
+    let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return: input lost?");
+    drop(master);
+    Relayed { outcome, captured: captured.bytes(), live: Vec::new() }
+}
+
+#[test]
+fn end_of_file_typed_reaches_the_child_as_its_own_end_of_file_character() {
+    // Ctrl-D on the user's cooked terminal ends the input; the child's terminal uses ^B for
+    // that, so tj must type ^B (not ^D, not a NUL, not nothing) for `od` to see its end.
+    let r = relay_typing(sh("stty eof ^B; echo ready; od -c; echo done"), b"hello\n\x04");
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    let text = r.text();
+    assert!(text.contains("h   e   l   l   o  \\n\r\n"), "{text}");
+    assert!(text.ends_with("done\r\n"), "{text}");
+    assert!(!text.contains("004") && !text.contains("\\0"), "{text}");
+}
+
+#[test]
+fn end_of_file_typed_is_not_forwarded_to_a_child_reading_keys() {
+    // A child in non-canonical mode has no end of file to be told: it gets the bytes typed
+    // around the Ctrl-D, and nothing for it. Forwarding also goes on after it.
+    let spec = sh("stty -icanon; echo ready; head -c 6 | od -c; echo done");
+    let r = relay_typing(spec, b"abc\n\x04x\n");
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    let text = r.text();
+    assert!(text.contains("a   b   c  \\n   x  \\n\r\n"), "{text}");
+    assert!(text.ends_with("done\r\n"), "{text}");
+}
+
+#[test]
+fn stderr_apart_goes_to_its_descriptor_unchanged_and_is_not_captured() {
+    for pty in [true, false] {
+        let dir = scratch(if pty { "stderr-pty" } else { "stderr-pipe" });
+        let path = dir.join("err.txt");
+        let file = File::create(&path).unwrap();
+        let mut spec = sh("echo out; [ -t 2 ] || echo err-not-a-tty >&2; echo err >&2");
+        spec.pty = pty;
+        let captured = Shared::default();
+        let sink = captured.clone();
+        let io = RelayIo {
+            live: None,
+            capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
+            stdin: Some(dev_null()),
+            stderr: Some(file.into()),
+        };
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = tx.send(run(&spec, io));
+        });
+        let outcome = rx.recv_timeout(DEADLINE).expect("run() did not return");
+        assert_eq!(outcome.exit, Ok(Exit::Code(0)), "pty {pty}");
+        let expected: &[u8] = if pty { b"out\r\n" } else { b"out\n" };
+        assert_eq!(captured.bytes(), expected, "pty {pty}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "err-not-a-tty\nerr\n", "pty {pty}");
+        let _ = fs::remove_dir_all(dir);
+    }
 }
