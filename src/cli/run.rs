@@ -159,7 +159,11 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     let status = match &outcome.exit {
         Ok(Exit::Code(code)) => Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)),
-        Ok(Exit::Signal(sig)) => Status::Signal(*sig),
+        // tj killed a command that ignored the signal tj was sent: tj dies of that signal.
+        Ok(Exit::Signal(sig)) => Status::Signal(match outcome.ended_by {
+            Some(asked) if *sig == libc::SIGKILL => asked,
+            _ => *sig,
+        }),
         Err(err) => {
             diag::error(&anyhow::anyhow!("{err}"));
             return Ok(match err {

@@ -287,6 +287,12 @@ pub struct Outcome {
     /// The PTY's width when the command started, if its output went to a PTY (the renderer
     /// wraps lines at it, as the terminal did).
     pub cols: Option<u16>,
+    /// tj was asked to end the command with this signal (it received it and forwarded it,
+    /// or the watchdog sent SIGTERM), and the command ignored it for the grace period, so
+    /// tj killed it ([`Outcome::exit`] is then `Signal(9)`). Whoever signalled tj asked
+    /// for this signal's death, and tj dies of it: a SIGTERM that ends a job reads as
+    /// SIGTERM (143), however stubborn the command was.
+    pub ended_by: Option<i32>,
 }
 
 impl Outcome {
@@ -299,6 +305,7 @@ impl Outcome {
             warnings,
             blocked: None,
             cols: None,
+            ended_by: None,
         }
     }
 }
@@ -467,6 +474,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         warnings,
         blocked: done.blocked,
         cols,
+        ended_by: done.ended_by,
     }
 }
 

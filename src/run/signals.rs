@@ -197,6 +197,9 @@ pub(super) struct Supervised {
     pub(super) pump: Option<PumpReport>,
     /// The watchdog judged the child blocked on input and ended it.
     pub(super) blocked: Option<Blocked>,
+    /// tj received this signal, forwarded it, and the child outlived the grace period, so
+    /// tj killed it (see [`super::Outcome::ended_by`]).
+    pub(super) ended_by: Option<c_int>,
 }
 
 /// The relay's event loop, run on the calling thread until the child has exited and the
@@ -216,8 +219,10 @@ pub(super) fn supervise(
     mut exited: Option<std::io::PipeWriter>,
     watchdog: Option<&Watchdog>,
 ) -> Supervised {
-    let mut done = Supervised { exited_at: None, pump: None, blocked: None };
+    let mut done = Supervised { exited_at: None, pump: None, blocked: None, ended_by: None };
     let mut kill_at: Option<Instant> = None;
+    // The first signal tj received and forwarded (or SIGTERM from the watchdog).
+    let mut asked: Option<c_int> = None;
     while done.exited_at.is_none() || done.pump.is_none() {
         let timeout = [
             kill_at.map(|at| at.saturating_duration_since(Instant::now())),
@@ -237,6 +242,7 @@ pub(super) fn supervise(
                     kill_at = None;
                     if done.exited_at.is_none() {
                         let _ = nix_signal::killpg(pid, Signal::SIGKILL);
+                        done.ended_by = asked;
                     }
                 }
                 if term.awaits_foreground() && done.exited_at.is_none() {
@@ -258,6 +264,7 @@ pub(super) fn supervise(
                     && let Some(blocked) = watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
                 {
                     forward(pid, SIGTERM);
+                    asked.get_or_insert(SIGTERM);
                     kill_at.get_or_insert_with(|| Instant::now() + grace);
                     done.blocked = Some(blocked);
                 }
@@ -271,6 +278,7 @@ pub(super) fn supervise(
             Event::Signal(sig) => {
                 if done.exited_at.is_none() {
                     forward(pid, sig);
+                    asked.get_or_insert(sig);
                     kill_at.get_or_insert_with(|| Instant::now() + grace);
                 }
             }
