@@ -8,17 +8,18 @@
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Result;
 
 use super::reduce::record;
-use crate::capture::{Capture, Limits};
+use crate::capture::{Capture, Captured, Limits, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::{self, Input, Options};
+use crate::reduce::{self, ArtifactRef, Input, Options, Reduction};
 use crate::run::mode::{self, Facts, Mode};
 use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
 use crate::store::{Metadata, Store};
@@ -59,29 +60,55 @@ pub(crate) struct Args {
     #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
     raw: bool,
 
-    /// The command and its arguments
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The command and its arguments (`--` before it is optional: tj's own options end at
+    /// the first argument that is not one of them)
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
-    let stdout_is_tty = std::io::stdout().is_terminal();
-    let facts = Facts {
-        agent_flag: args.agent,
-        live_flag: args.live,
-        stdout_is_tty,
-        stdout_id: stdout_identity(),
-    };
-    let (mode, _reason) = mode::decide(&facts, env);
+    let mode = decide_mode(args, env);
     if mode == Mode::Transparent {
         return Ok(exec_directly(&args.command));
     }
-    let stdin_is_tty = std::io::stdin().is_terminal();
-    let Some(cwd) = env.cwd.clone() else {
-        anyhow::bail!("could not read the working directory; not running {}", show(&args.command));
+    let spec = build_spec(args, env, mode);
+    let store = Store::new(env).ok();
+    let mut run = match relay(args, &spec, mode, store.as_ref()) {
+        Ok(run) => run,
+        // The child never ran: the error is printed, the status is env(1)'s.
+        Err(status) => return Ok(status),
     };
+    let mut meta = metadata(args, env, mode, &run);
+    // The original is persisted before any rendition that names it (DESIGN.md "Store").
+    let artifact = persist(store.as_ref(), &mut run.captured, &mut meta);
+    let mut reduction = reduce_output(args, env, &run, artifact.as_ref());
+    annotate(&mut reduction, args, &run, artifact.as_ref());
+    if let (Some(store), Some(artifact)) = (&store, &artifact) {
+        record(store, artifact, &mut meta, &mut reduction);
+    }
+    emit_rendition(args, mode, &reduction, meta.duration_ms, run.signal);
+    Ok(run.status)
+}
 
-    let mut spec = Spec::new(args.command.clone(), cwd.clone());
+/// Terminal, agent or transparent (DESIGN.md "Modes").
+fn decide_mode(args: &Args, env: &Env) -> Mode {
+    let facts = Facts {
+        agent_flag: args.agent,
+        live_flag: args.live,
+        stdout_is_tty: std::io::stdout().is_terminal(),
+        stdout_id: stdout_identity(),
+    };
+    mode::decide(&facts, env).0
+}
+
+/// What to run and how: the PTY, the child's environment, the watchdog.
+fn build_spec(args: &Args, env: &Env, mode: Mode) -> Spec {
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    let stdin_is_tty = std::io::stdin().is_terminal();
+    // A working directory that was deleted cannot be named, but the child can still run in
+    // it: "." is entered as it is, exactly as a shell in that directory would run it.
+    let cwd = env.cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut spec = Spec::new(args.command.clone(), cwd);
     spec.pty = !args.no_pty;
     // Live output to a terminal tj will not make raw (stdin is not one): that terminal
     // translates newlines itself, so the PTY must not.
@@ -103,13 +130,77 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         // Nor any other prompt on the terminal: end the run once it sits waiting for one.
         spec.blocked_after = Some(blocked_after(env));
     }
+    spec
+}
 
-    let store = Store::new(env).ok();
-    let spill_dir = store.as_ref().and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+/// A command that ran: how it ended and what it wrote.
+struct Ran {
+    outcome: relay::Outcome,
+    /// tj's exit status: the child's.
+    status: Status,
+    /// The exit code as recorded (128+N for signal N).
+    exit_code: Option<i64>,
+    signal: Option<i32>,
+    captured: Captured,
+}
+
+/// Runs the command with live output where the mode wants it and every byte captured.
+/// `Err` is the status to exit with when the child never ran (the error is printed).
+fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<Ran, Status> {
+    let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
     // An Option so the capture can be taken back out whole once the relay is done with it.
     let capture = Arc::new(Mutex::new(Some(Capture::new(spill_dir, Limits::default()))));
     let sink = Arc::clone(&capture);
-    let live: Option<Box<dyn std::io::Write + Send>> = match mode {
+    let io = RelayIo::new(
+        live_output(args, mode),
+        Box::new(move |bytes: &[u8]| {
+            if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                capture.write(bytes);
+            }
+        }),
+    );
+    let outcome = relay::run(spec, io);
+    for warning in &outcome.warnings {
+        diag::warn_once(warning);
+    }
+    if let Some(why) = &outcome.live_lost {
+        diag::warn_once(&format!("{why}; live output stopped, the output is still captured"));
+    }
+    let (status, exit_code, signal) = match &outcome.exit {
+        Ok(Exit::Code(code)) => {
+            (Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)), Some(i64::from(*code)), None)
+        }
+        Ok(Exit::Signal(sig)) => (Status::Signal(*sig), Some(128 + i64::from(*sig)), Some(*sig)),
+        Err(err) => {
+            diag::error(&anyhow::anyhow!("{err}"));
+            return Err(match err {
+                SpawnError::NotFound(_) => Status::NotFound,
+                SpawnError::NotExecutable(_) => Status::NotExecutable,
+                SpawnError::Other(_) => Status::TjFailed,
+            });
+        }
+    };
+    // The relay has returned, so nothing writes into the capture any more.
+    let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let Some(capture) = taken else {
+        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
+        return Err(status);
+    };
+    let captured = capture.finish();
+    if let Some(err) = &captured.error {
+        diag::warn_once(&format!(
+            "{err}; kept {} bytes, dropped {}",
+            captured.storage.len() + captured.tail.len() as u64,
+            captured.dropped_bytes
+        ));
+    }
+    Ok(Ran { outcome, status, exit_code, signal, captured })
+}
+
+/// Where the child's bytes go live: the terminal in terminal mode; in agent mode with a side
+/// channel, a clean text stream on stdout; nowhere otherwise.
+fn live_output(args: &Args, mode: Mode) -> Option<Box<dyn std::io::Write + Send>> {
+    match mode {
         Mode::Terminal => match relay::LiveFd::stdout() {
             Ok(fd) => Some(Box::new(fd)),
             Err(err) => {
@@ -120,81 +211,46 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         },
         // An agent with a side channel reads a clean live stream on stdout meanwhile.
-        Mode::Agent if args.emit.is_some() || args.emit_fd.is_some() => {
-            match relay::LiveFd::stdout() {
-                Ok(fd) => Some(Box::new(emit::CleanLive::new(fd))),
-                Err(_) => None,
-            }
-        }
+        Mode::Agent if has_side_channel(args) => match relay::LiveFd::stdout() {
+            Ok(fd) => Some(Box::new(emit::CleanLive::new(fd))),
+            Err(_) => None,
+        },
         _ => None,
-    };
-    let io = RelayIo::new(
-        live,
-        Box::new(move |bytes: &[u8]| {
-            if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                capture.write(bytes);
-            }
-        }),
-    );
-    let outcome = relay::run(&spec, io);
-    for warning in &outcome.warnings {
-        diag::warn_once(warning);
     }
-    if let Some(why) = &outcome.live_lost {
-        diag::warn_once(&format!("{why}; live output stopped, the output is still captured"));
-    }
-    let status = match &outcome.exit {
-        Ok(Exit::Code(code)) => Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)),
-        Ok(Exit::Signal(sig)) => Status::Signal(*sig),
-        Err(err) => {
-            diag::error(&anyhow::anyhow!("{err}"));
-            return Ok(match err {
-                SpawnError::NotFound(_) => Status::NotFound,
-                SpawnError::NotExecutable(_) => Status::NotExecutable,
-                SpawnError::Other(_) => Status::TjFailed,
-            });
-        }
-    };
-    let (exit_code, signal) = match outcome.exit {
-        Ok(Exit::Code(code)) => (Some(i64::from(code)), None),
-        Ok(Exit::Signal(sig)) => (Some(128 + i64::from(sig)), Some(sig)),
-        Err(_) => (None, None),
-    };
+}
 
-    let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
-    // The relay has returned, so nothing writes into the capture any more.
-    let Some(capture) = taken else {
-        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
-        return Ok(status);
-    };
-    let captured = capture.finish();
-    if let Some(err) = &captured.error {
-        diag::warn_once(&format!(
-            "{err}; kept {} bytes, dropped {}",
-            captured.storage.len() + captured.tail.len() as u64,
-            captured.dropped_bytes
-        ));
-    }
-    let argv: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut meta = Metadata {
-        argv: argv.clone(),
-        cwd: Some(cwd.display().to_string()),
-        exit_code,
-        signal,
+fn has_side_channel(args: &Args) -> bool {
+    args.emit.is_some() || args.emit_fd.is_some()
+}
+
+/// The metadata stored beside the original.
+fn metadata(args: &Args, env: &Env, mode: Mode, run: &Ran) -> Metadata {
+    Metadata {
+        argv: argv_strings(&args.command),
+        cwd: env.cwd.as_ref().map(|cwd| cwd.display().to_string()),
+        exit_code: run.exit_code,
+        signal: run.signal,
         session: env.session.clone(),
-        duration_ms: Some(u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX)),
-        pty_held_open: outcome.pty_held_open,
-        cols: outcome.cols,
+        duration_ms: Some(u64::try_from(run.outcome.duration.as_millis()).unwrap_or(u64::MAX)),
+        pty_held_open: run.outcome.pty_held_open,
+        cols: run.outcome.cols,
         mode: Some(if mode == Mode::Agent { "agent" } else { "terminal" }.to_owned()),
         ..Metadata::default()
-    };
-    // The original is persisted before any rendition that names it (DESIGN.md "Store").
-    let mut captured = captured;
-    let artifact = match store.as_ref().map(|s| s.adopt(&captured, &mut meta)) {
+    }
+}
+
+/// Stores the original. `None` (after one warning) when it could not be stored: then
+/// nothing lossy may be adopted.
+fn persist(
+    store: Option<&Store>,
+    captured: &mut Captured,
+    meta: &mut Metadata,
+) -> Option<ArtifactRef> {
+    match store.map(|s| s.adopt(captured, meta)) {
         Some(Ok(artifact)) => {
             // Adopting renamed the spill file into place: read it back from there.
-            if let crate::capture::Storage::Spilled { path, .. } = &mut captured.storage {
-                *path = std::path::PathBuf::from(&artifact.path);
+            if let Storage::Spilled { path, .. } = &mut captured.storage {
+                *path = PathBuf::from(&artifact.path);
             }
             Some(artifact)
         }
@@ -208,35 +264,45 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             );
             None
         }
-    };
+    }
+}
 
-    let wants_rendition = mode == Mode::Agent || args.emit.is_some() || args.emit_fd.is_some();
-    let (bytes, skipped) = match captured.for_reduction(REDUCE_BUDGET) {
+/// Reduces what the reducer may read of the output.
+fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Reduction {
+    let (bytes, _) = match run.captured.for_reduction(REDUCE_BUDGET) {
         Ok(pair) => pair,
         Err(err) => {
             diag::warn_once(&format!("could not read the captured output back: {err}"));
             (Vec::new(), 0)
         }
     };
+    let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
-    let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
+    let opts = Options { limits: config.limits, raw: args.raw, artifact };
     let input = Input {
         raw: &bytes,
         argv: &argv,
         command: None,
         tool_name: None,
-        exit_code,
-        cols: outcome.cols,
+        exit_code: run.exit_code,
+        cols: run.outcome.cols,
     };
-    let mut outcome_r = super::reduce_reporting(&input, &set, &opts);
-    if let Some(blocked) = &outcome.blocked {
+    super::reduce_reporting(&input, &set, &opts)
+}
+
+/// Adds what the rendition must say beyond the reduction: that the command was ended
+/// blocked on input, and what of a large output the reducer did not read.
+fn annotate(reduction: &mut Reduction, args: &Args, run: &Ran, artifact: Option<&ArtifactRef>) {
+    let captured = &run.captured;
+    if let Some(blocked) = &run.outcome.blocked {
         diag::warn_once(&format!(
             "{}: blocked on input ({}); ended it",
             show(&args.command),
             blocked.reason
         ));
-        let rendered = reduce::screen_width(&bytes, outcome.cols);
+        let bytes = captured.for_reduction(REDUCE_BUDGET).map(|(b, _)| b).unwrap_or_default();
+        let rendered = reduce::screen_width(&bytes, run.outcome.cols);
         let lines = reduce::split_lines(&rendered);
         let mut last: Vec<&str> =
             lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
@@ -250,11 +316,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             note.push('\n');
             note.push_str(line);
         }
-        outcome_r.text = format!("{note}\n{}", outcome_r.text);
+        reduction.text = format!("{note}\n{}", reduction.text);
     }
+    let skipped = captured.for_reduction(REDUCE_BUDGET).map_or(0, |(_, skipped)| skipped);
     if skipped > 0 || captured.dropped_bytes > 0 {
-        let path = artifact.as_ref().map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
-        outcome_r.text.push_str(&format!(
+        let path = artifact.map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
+        reduction.text.push_str(&format!(
             "\n[tj] the output was {} bytes: tj examined its first and last {} MiB; {} bytes between them were not examined{} · {path}",
             captured.total_bytes,
             REDUCE_BUDGET >> 21,
@@ -262,37 +329,47 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             if captured.dropped_bytes > 0 { " and not stored (disk cap)" } else { "" },
         ));
     }
-    if let (Some(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &mut outcome_r);
+}
+
+/// Writes the rendition where it goes: the side channel if there is one, else stdout in
+/// agent mode; nowhere in terminal mode without a side channel (the person saw it live).
+fn emit_rendition(
+    args: &Args,
+    mode: Mode,
+    reduction: &Reduction,
+    duration_ms: Option<u64>,
+    signal: Option<i32>,
+) {
+    if mode != Mode::Agent && !has_side_channel(args) {
+        return;
     }
-    if wants_rendition {
-        let text = match args.emit_format {
-            Format::Text => outcome_r.text.clone(),
-            Format::Json => {
-                serde_json::to_string_pretty(&outcome_r.to_json(meta.duration_ms, signal))
-                    .unwrap_or_else(|_| outcome_r.text.clone())
-            }
-        };
-        let channel = match (&args.emit, args.emit_fd) {
-            (Some(path), _) => Some(Channel::File(path.clone())),
-            (None, Some(fd)) => Some(Channel::Fd(fd)),
-            (None, None) => None,
-        };
-        let emitted = match &channel {
-            Some(channel) => emit::to_channel(channel, &text),
-            None => emit::stdout(&text),
-        };
-        if let Err(err) = emitted {
-            if !diag::is_broken_pipe(&err) {
-                diag::warn_once(&format!("{err:#}"));
-            }
-            // The side channel failed: the agent still gets the text (fail open).
-            if channel.is_some() && mode == Mode::Agent {
-                let _ = emit::stdout(&text);
-            }
+    let text = match args.emit_format {
+        Format::Text => reduction.text.clone(),
+        Format::Json => serde_json::to_string_pretty(&reduction.to_json(duration_ms, signal))
+            .unwrap_or_else(|_| reduction.text.clone()),
+    };
+    let channel = match (&args.emit, args.emit_fd) {
+        (Some(path), _) => Some(Channel::File(path.clone())),
+        (None, Some(fd)) => Some(Channel::Fd(fd)),
+        (None, None) => None,
+    };
+    let emitted = match &channel {
+        Some(channel) => emit::to_channel(channel, &text),
+        None => emit::stdout(&text),
+    };
+    if let Err(err) = emitted {
+        if !diag::is_broken_pipe(&err) {
+            diag::warn_once(&format!("{err:#}"));
+        }
+        // The side channel failed: the agent still gets the text (fail open).
+        if channel.is_some() && mode == Mode::Agent {
+            let _ = emit::stdout(&text);
         }
     }
-    Ok(status)
+}
+
+fn argv_strings(argv: &[OsString]) -> Vec<String> {
+    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
 }
 
 /// The most output the reducer reads back (its first and last halves): rendering, lines
