@@ -4,6 +4,7 @@
 
 mod init;
 mod install;
+mod output;
 mod pty;
 mod reduce;
 mod relay;
