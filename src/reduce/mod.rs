@@ -15,6 +15,7 @@ pub mod density;
 pub mod evidence;
 pub mod gate;
 pub mod shape;
+pub mod stream;
 pub mod terminal;
 pub mod tokens;
 pub mod window;
