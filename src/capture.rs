@@ -9,8 +9,10 @@
 //!
 //! This module owns the bounded buffer, the spill file while it is written (a temporary
 //! `.capture-<pid>-<n>.tmp`, 0600, in a 0700 directory the caller names), the SHA-256 and
-//! byte count of everything the child wrote, the accounting of dropped bytes, and the
-//! bounded window the reducer reads back ([`Captured::for_reduction`]). It does not own the
+//! byte count of everything the child wrote, the accounting of dropped bytes (and of the
+//! lines among them), and reading the output back: whole when it is small enough
+//! ([`Captured::read_whole`]), else a chunk at a time ([`Captured::for_each_chunk`], in the
+//! chunks [`stream`] numbers lines by). It does not own the
 //! store's names (`<id>.log`, `<id>.tail`, metadata), retention, or printing the warning:
 //! the store renames or removes the spill file, and `diag` prints [`Captured::error`].
 
@@ -22,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use crate::reduce::stream;
 use crate::store::ID_LEN;
 
 /// Buffer between capture and the spill file. Relay chunks are up to 64 KiB, so big chunks go
@@ -72,8 +75,24 @@ pub struct Captured {
     /// The last bytes the child wrote (at most `tail_cap`) when any were dropped, else empty.
     /// None of them is also in the storage.
     pub tail: Vec<u8>,
+    /// Line feeds among the dropped bytes: how many lines the rendition says are missing.
+    pub dropped_newlines: u64,
     /// The first disk error, for one warning (e.g. "could not write spill file `…`: …").
     pub error: Option<String>,
+}
+
+/// A piece of the output, in order, as [`Captured::for_each_chunk`] hands it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// Kept bytes: one chunk, as [`stream::cut`] cuts them.
+    Bytes(&'a [u8]),
+    /// Bytes that were counted but not kept, and the line feeds among them.
+    Lost {
+        /// How many bytes.
+        bytes: u64,
+        /// How many of them were `\n`.
+        newlines: u64,
+    },
 }
 
 /// Where the kept head of the output lives.
@@ -107,17 +126,70 @@ impl Storage {
 }
 
 impl Captured {
-    /// The bytes the reducer should see, at most `budget` of them, and how many of the
-    /// child's bytes are not among them.
-    ///
-    /// When nothing was dropped and every byte fits, that is everything and 0. Otherwise the
-    /// first `budget / 2` bytes and the last bytes the rest of the budget allows, read back
-    /// from the storage and the tail (never more than `budget` bytes in memory), concatenated;
-    /// the skipped count is `total_bytes` minus the length returned. Where something is
-    /// skipped between them, the head is cut after its last newline and the tail starts at a
-    /// line start, so the join falls on a line boundary unless a line is longer than the
-    /// window.
-    pub fn for_reduction(&self, budget: usize) -> io::Result<(Vec<u8>, u64)> {
+    /// Every byte the child wrote, if they were all kept and there are at most `max` of
+    /// them (the engine reduces such an output whole); `None` otherwise.
+    pub fn read_whole(&self, max: usize) -> io::Result<Option<Vec<u8>>> {
+        self.check()?;
+        if self.dropped_bytes > 0 || self.total_bytes > max as u64 {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(to_usize(self.total_bytes));
+        Reader { captured: self, file: None }.read_into(&mut out, 0, self.total_bytes)?;
+        Ok(Some(out))
+    }
+
+    /// The first kept bytes, at most `max`.
+    pub fn head(&self, max: usize) -> io::Result<Vec<u8>> {
+        self.check()?;
+        let end = self.storage.len().min(max as u64);
+        let mut out = Vec::with_capacity(to_usize(end));
+        Reader { captured: self, file: None }.read_into(&mut out, 0, end)?;
+        Ok(out)
+    }
+
+    /// The last kept bytes, at most `max`: from the tail when bytes were dropped.
+    pub fn last(&self, max: usize) -> io::Result<Vec<u8>> {
+        self.check()?;
+        let kept_from =
+            if self.dropped_bytes > 0 { self.total_bytes - self.tail.len() as u64 } else { 0 };
+        let start = self.total_bytes.saturating_sub(max as u64).max(kept_from);
+        let mut out = Vec::with_capacity(to_usize(self.total_bytes - start));
+        Reader { captured: self, file: None }.read_into(&mut out, start, self.total_bytes)?;
+        Ok(out)
+    }
+
+    /// Hands the whole output to `f` in order, a chunk at a time ([`stream::cut`]), with the
+    /// dropped bytes as one [`Piece::Lost`] between the storage and the tail. Memory: one
+    /// chunk.
+    pub fn for_each_chunk(&self, mut f: impl FnMut(Piece<'_>)) -> io::Result<()> {
+        self.check()?;
+        match &self.storage {
+            Storage::Memory(bytes) => stream::chunks(bytes).for_each(|c| f(Piece::Bytes(c))),
+            Storage::Spilled { path, len } => {
+                let mut file = File::open(path)?;
+                let mut buf: Vec<u8> = Vec::with_capacity(stream::CHUNK);
+                let mut left = *len;
+                while left > 0 || !buf.is_empty() {
+                    let want = (stream::CHUNK - buf.len()).min(to_usize(left));
+                    let at = buf.len();
+                    buf.resize(at + want, 0);
+                    file.read_exact(&mut buf[at..])?;
+                    left -= want as u64;
+                    let end = stream::cut(&buf, left == 0);
+                    f(Piece::Bytes(&buf[..end]));
+                    buf.drain(..end);
+                }
+            }
+        }
+        if self.dropped_bytes > 0 {
+            f(Piece::Lost { bytes: self.dropped_bytes, newlines: self.dropped_newlines });
+        }
+        stream::chunks(&self.tail).for_each(|c| f(Piece::Bytes(c)));
+        Ok(())
+    }
+
+    /// Checks the accounting that reading relies on.
+    fn check(&self) -> io::Result<()> {
         let kept = self.storage.len().checked_add(self.tail.len() as u64);
         if kept.and_then(|k| k.checked_add(self.dropped_bytes)) != Some(self.total_bytes) {
             return Err(io::Error::new(
@@ -125,43 +197,7 @@ impl Captured {
                 "captured byte counts do not add up (storage + dropped + tail != total)",
             ));
         }
-        let total = self.total_bytes;
-        let budget = budget as u64;
-        let mut reader = Reader { captured: self, file: None };
-        if self.dropped_bytes == 0 && total <= budget {
-            let mut out = Vec::with_capacity(to_usize(total));
-            reader.read_into(&mut out, 0, total)?;
-            return Ok((out, 0));
-        }
-        let head_end = self.storage.len().min(budget / 2);
-        // The tail may not reach back into the head window, nor across dropped bytes.
-        let lowest =
-            if self.dropped_bytes == 0 { head_end } else { total - self.tail.len() as u64 };
-        let tail_start = total.saturating_sub(budget - head_end).max(lowest);
-        // One buffer of at most `budget` bytes: the head window, then the tail window.
-        let mut out = Vec::with_capacity(to_usize(head_end + (total - tail_start)));
-        reader.read_into(&mut out, 0, head_end)?;
-        let cut = head_end < tail_start;
-        if cut && let Some(i) = out.iter().rposition(|&b| b == b'\n') {
-            out.truncate(i + 1);
-        }
-        let mark = out.len();
-        reader.read_into(&mut out, tail_start, total)?;
-        if cut {
-            // The byte before the tail is known unless the tail begins right after a gap.
-            let mut before = Vec::with_capacity(1);
-            if tail_start > lowest {
-                reader.read_into(&mut before, tail_start - 1, tail_start)?;
-            }
-            if before != b"\n"
-                && let Some(i) = out[mark..].iter().position(|&b| b == b'\n')
-                && mark + i + 1 < out.len()
-            {
-                out.drain(mark..=mark + i);
-            }
-        }
-        let skipped = total - out.len() as u64;
-        Ok((out, skipped))
+        Ok(())
     }
 
     /// The artifact id: the first [`ID_LEN`] hex digits of `sha256`, as `store::id_of` gives.
@@ -234,6 +270,8 @@ struct SpillFile {
     out: BufWriter<Box<dyn Sink>>,
     /// Bytes handed to `out`: the first `len` bytes of the output.
     len: u64,
+    /// Line feeds among those bytes.
+    newlines: u64,
     /// The file reached the disk cap and takes no more bytes.
     is_capped: bool,
     /// Completed: the caller owns the file now.
@@ -243,7 +281,7 @@ struct SpillFile {
 impl SpillFile {
     fn new(path: PathBuf, sink: Box<dyn Sink>) -> SpillFile {
         let out = BufWriter::with_capacity(SPILL_BUFFER, sink);
-        SpillFile { path, out, len: 0, is_capped: false, keep: false }
+        SpillFile { path, out, len: 0, newlines: 0, is_capped: false, keep: false }
     }
 
     /// Appends what fits under `cap` of `bytes`.
@@ -255,6 +293,7 @@ impl SpillFile {
         let room = to_usize(cap.saturating_sub(self.len)).min(bytes.len());
         self.out.write_all(&bytes[..room])?;
         self.len += room as u64;
+        self.newlines += newlines(&bytes[..room]);
         self.is_capped = self.len >= cap;
         Ok(())
     }
@@ -266,6 +305,7 @@ impl SpillFile {
         // price of exceeding the cap by less than `tail_cap`.
         self.out.write_all(rest)?;
         self.len += rest.len() as u64;
+        self.newlines += newlines(rest);
         self.out.flush()?;
         self.out.get_mut().sync()?;
         self.keep = true;
@@ -417,6 +457,8 @@ pub struct Capture {
     limits: Limits,
     hasher: Sha256,
     total: u64,
+    /// Line feeds among all bytes, so that lines lost past the disk cap can be counted.
+    newlines: u64,
     /// The first `memory_cap` bytes. Kept while spilling, so that a disk error at any point
     /// still leaves the head of the output.
     head: Vec<u8>,
@@ -462,6 +504,7 @@ impl Capture {
             limits,
             hasher: Sha256::new(),
             total: 0,
+            newlines: 0,
             head: Vec::new(),
             ring: Ring::new(limits.tail_cap),
             spill,
@@ -483,6 +526,7 @@ impl Capture {
         }
         self.hasher.update(chunk);
         self.total += chunk.len() as u64;
+        self.newlines += newlines(chunk);
         let room = self.limits.memory_cap.saturating_sub(self.head.len()).min(chunk.len());
         let (first, rest) = chunk.split_at(room);
         if !first.is_empty() {
@@ -566,6 +610,7 @@ impl Capture {
                         ring.drain(..skip);
                         ring
                     };
+                    let dropped_newlines = self.newlines - file.newlines - newlines(&tail);
                     let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
                     return Captured {
                         total_bytes: total,
@@ -573,6 +618,7 @@ impl Capture {
                         storage,
                         dropped_bytes: dropped,
                         tail,
+                        dropped_newlines,
                         error,
                     };
                 }
@@ -593,15 +639,23 @@ impl Capture {
         } else {
             ring
         };
+        let dropped_newlines = self.newlines - newlines(&head) - newlines(&tail);
         Captured {
             total_bytes: total,
             sha256,
             storage: Storage::Memory(head),
             dropped_bytes: dropped,
             tail,
+            dropped_newlines,
             error,
         }
     }
+}
+
+/// Line feeds in `bytes`.
+fn newlines(bytes: &[u8]) -> u64 {
+    // A plain count the compiler vectorises; as cheap as the copy into the ring.
+    bytes.iter().map(|&b| u64::from(b == b'\n')).sum()
 }
 
 /// For a ring holding the output from offset `ring_start` to the end: how many bytes from
@@ -764,7 +818,7 @@ mod tests {
         assert_eq!(captured.storage, Storage::Memory(Vec::new()));
         assert_eq!(captured.total_bytes, 0);
         assert_eq!(captured.hex_id(), "e3b0c44298fc");
-        assert_eq!(captured.for_reduction(100).unwrap(), (Vec::new(), 0));
+        assert_eq!(captured.read_whole(100).unwrap(), Some(Vec::new()));
     }
 
     #[test]
@@ -957,77 +1011,85 @@ mod tests {
         assert_eq!(stored(&b), [b'b'; 100]);
     }
 
-    #[test]
-    fn for_reduction_returns_everything_held_in_memory_and_zero_skipped() {
-        let input = text(12, 30 * KIB);
-        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
-        assert_eq!(captured.for_reduction(1 << 20).unwrap(), (input.clone(), 0));
-        assert_eq!(captured.for_reduction(input.len()).unwrap(), (input, 0));
+    /// Everything `for_each_chunk` hands out: bytes joined, and the lost pieces.
+    fn pieces(captured: &Captured) -> (Vec<Vec<u8>>, Vec<(u64, u64)>) {
+        let mut chunks = Vec::new();
+        let mut lost = Vec::new();
+        captured
+            .for_each_chunk(|piece| match piece {
+                Piece::Bytes(bytes) => chunks.push(bytes.to_vec()),
+                Piece::Lost { bytes, newlines } => lost.push((bytes, newlines)),
+            })
+            .unwrap();
+        (chunks, lost)
     }
 
     #[test]
-    fn for_reduction_within_budget_cuts_head_and_tail_at_newlines() {
-        let dir = TempDir::new("reduce");
-        let input = numbered_lines(1000); // 11 000 bytes
+    fn read_whole_returns_everything_kept_up_to_the_limit() {
+        let dir = TempDir::new("whole");
+        let input = text(12, 30 * KIB);
         let in_memory = feed(Capture::new(None, Limits::default()), &input, 4096);
         let spilled =
             feed(Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 30, KIB)), &input, 4096);
-        assert!(matches!(spilled.storage, Storage::Spilled { .. }));
         for captured in [&in_memory, &spilled] {
-            // Windows of 500 bytes: the head is cut after 45 lines (495 bytes), the tail starts
-            // 5 bytes into a line and so at the next line (45 lines).
-            let (bytes, skipped) = captured.for_reduction(1000).unwrap();
-            let expected = [&input[..495], &input[input.len() - 495..]].concat();
-            assert_eq!(bytes, expected);
-            assert_eq!(skipped, (input.len() - 990) as u64);
-            // Windows already on line boundaries are not cut.
-            let (bytes, skipped) = captured.for_reduction(220).unwrap();
-            assert_eq!(bytes, [&input[..110], &input[input.len() - 110..]].concat());
-            assert_eq!(skipped, (input.len() - 220) as u64);
+            assert_eq!(captured.read_whole(1 << 20).unwrap(), Some(input.clone()));
+            assert_eq!(captured.read_whole(input.len()).unwrap(), Some(input.clone()));
+            assert_eq!(captured.read_whole(input.len() - 1).unwrap(), None);
+            assert_eq!(captured.head(100).unwrap(), input[..100]);
+            assert_eq!(captured.last(100).unwrap(), input[input.len() - 100..]);
         }
     }
 
     #[test]
-    fn for_reduction_never_reaches_across_dropped_bytes() {
-        let dir = TempDir::new("gap");
+    fn read_whole_refuses_an_output_with_dropped_bytes() {
         let input = numbered_lines(1000);
-        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
-        let captured = feed(capture, &input, 64 * KIB);
-        assert_eq!(captured.dropped_bytes, (11_000 - 4096 - 512) as u64);
-        // The budget covers every kept byte, yet bytes were dropped: the head is cut after its
-        // last newline (4092) and the tail, whose first byte follows the gap, at its first.
-        let (bytes, skipped) = captured.for_reduction(1 << 20).unwrap();
-        assert_eq!(bytes, [&input[..4092], &input[10_494..]].concat());
-        assert_eq!(skipped, (11_000 - 4092 - 506) as u64);
+        let captured = feed(Capture::new(None, limits(KIB, 0, 512)), &input, 64 * KIB);
+        assert!(captured.dropped_bytes > 0);
+        assert_eq!(captured.read_whole(1 << 20).unwrap(), None);
+        // The last bytes come from the tail, never from across the gap.
+        assert_eq!(captured.last(1 << 20).unwrap(), captured.tail);
     }
 
     #[test]
-    fn for_reduction_keeps_a_window_without_newlines_whole() {
-        let input = vec![b'x'; 10_000];
-        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
-        let (bytes, skipped) = captured.for_reduction(1000).unwrap();
-        assert_eq!(bytes.len(), 1000);
-        assert_eq!(skipped, 9000);
-    }
-
-    #[test]
-    fn for_reduction_stays_within_any_budget() {
-        let dir = TempDir::new("budget");
-        let input = text(13, 40 * KIB);
-        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 8 * KIB as u64, 2 * KIB));
-        let captured = feed(capture, &input, 999);
-        for budget in [0, 1, 2, 3, 10, 100, 4097, 10 * KIB, 1 << 20] {
-            let (bytes, skipped) = captured.for_reduction(budget).unwrap();
-            assert!(bytes.len() <= budget, "budget {budget}: {}", bytes.len());
-            assert_eq!(bytes.len() as u64 + skipped, input.len() as u64);
+    fn chunks_are_the_streams_chunks_and_cover_every_kept_byte() {
+        let dir = TempDir::new("chunks-read");
+        let input = numbered_lines(300_000); // 3.3 MB: several chunks
+        let in_memory = feed(Capture::new(None, limits(8 << 20, 1 << 30, KIB)), &input, 65_536);
+        let spilled =
+            feed(Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 30, KIB)), &input, 65_536);
+        let expected: Vec<Vec<u8>> = stream::chunks(&input).map(<[u8]>::to_vec).collect();
+        assert!(expected.len() > 3);
+        for captured in [&in_memory, &spilled] {
+            let (chunks, lost) = pieces(captured);
+            assert_eq!(chunks, expected);
+            assert!(lost.is_empty());
         }
     }
 
     #[test]
-    fn for_reduction_rejects_inconsistent_counts() {
+    fn dropped_bytes_are_one_lost_piece_with_their_line_count() {
+        let dir = TempDir::new("lost");
+        let input = numbered_lines(1000); // 11 000 bytes, 1000 line feeds
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let captured = feed(capture, &input, 700);
+        let (chunks, lost) = pieces(&captured);
+        let dropped = captured.dropped_bytes;
+        assert_eq!(dropped, (11_000 - 4096 - 512) as u64);
+        let start = 4096;
+        let gap = &input[start..start + usize::try_from(dropped).unwrap()];
+        assert_eq!(lost, [(dropped, newlines(gap))]);
+        assert_eq!(chunks.concat(), [&input[..4096], &input[input.len() - 512..]].concat());
+        // Every line feed is somewhere: kept, or counted as lost.
+        let kept: u64 = chunks.iter().map(|c| newlines(c)).sum();
+        assert_eq!(kept + captured.dropped_newlines, 1000);
+    }
+
+    #[test]
+    fn reading_rejects_inconsistent_counts() {
         let mut captured = feed(Capture::new(None, Limits::default()), b"abc\n", 4);
         captured.dropped_bytes = 7;
-        assert_eq!(captured.for_reduction(10).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert_eq!(captured.read_whole(10).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert!(captured.for_each_chunk(|_| {}).is_err());
     }
 
     #[test]
@@ -1051,7 +1113,7 @@ mod tests {
                 .map(|chunk| {
                     let captured = feed(make(&dir.0), &input, chunk);
                     assert_accounts(&captured, &input);
-                    let reduced = captured.for_reduction(10 * KIB).unwrap();
+                    let reduced = pieces(&captured);
                     (
                         captured.total_bytes,
                         captured.sha256,

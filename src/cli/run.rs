@@ -11,15 +11,15 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::reduce::record;
-use crate::capture::{Capture, Captured, Limits, Storage};
+use crate::capture::{Capture, Captured, Limits, Piece, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::{self, ArtifactRef, Input, Options, Reduction};
+use crate::reduce::{self, ArtifactRef, Input, Options, Reduction, stream};
 use crate::run::mode::{self, Facts, Mode};
 use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
 use crate::store::{Metadata, Store};
@@ -81,12 +81,14 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut meta = metadata(args, env, mode, &run);
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
     let artifact = persist(store.as_ref(), &mut run.captured, &mut meta);
-    let mut reduction = reduce_output(args, env, &run, artifact.as_ref());
-    annotate(&mut reduction, args, &run, artifact.as_ref());
-    if let (Some(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &mut reduction);
+    let mut rendition = reduce_output(args, env, &run, artifact.as_ref());
+    annotate(&mut rendition, args, &run);
+    if let (Some(store), Some(artifact), Rendition::Reduced(reduction)) =
+        (&store, &artifact, &mut rendition)
+    {
+        record(store, artifact, &mut meta, reduction);
     }
-    emit_rendition(args, mode, &reduction, meta.duration_ms, run.signal);
+    emit_rendition(args, mode, &rendition, &run, meta.duration_ms);
     Ok(run.status)
 }
 
@@ -267,68 +269,84 @@ fn persist(
     }
 }
 
-/// Reduces what the reducer may read of the output.
-fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Reduction {
-    let (bytes, _) = match run.captured.for_reduction(REDUCE_BUDGET) {
-        Ok(pair) => pair,
-        Err(err) => {
-            diag::warn_once(&format!("could not read the captured output back: {err}"));
-            (Vec::new(), 0)
-        }
-    };
+/// What the agent is given.
+enum Rendition {
+    /// A reduction, or an original small enough to hold as text.
+    Reduced(Box<Reduction>),
+    /// The whole original, too large to hold as text twice: rendered chunk by chunk as it
+    /// is emitted. For `--raw`, and when it was not stored (nothing lossy may go out).
+    Whole,
+}
+
+/// Reduces the output: whole in memory up to [`stream::WHOLE_MAX`] bytes, as a stream
+/// beyond (when it is stored: otherwise the agent gets all of it).
+fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Rendition {
     let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
     let opts = Options { limits: config.limits, raw: args.raw, artifact };
     let input = Input {
-        raw: &bytes,
+        raw: &[],
         argv: &argv,
         command: None,
         tool_name: None,
         exit_code: run.exit_code,
         cols: run.outcome.cols,
     };
-    super::reduce_reporting(&input, &set, &opts)
+    let whole = run.captured.read_whole(stream::WHOLE_MAX).unwrap_or_else(|err| {
+        diag::warn_once(&format!("could not read the captured output back: {err}"));
+        Some(Vec::new())
+    });
+    if let Some(bytes) = whole {
+        let input = Input { raw: &bytes, ..input };
+        return Rendition::Reduced(Box::new(super::reduce_reporting(&input, &set, &opts)));
+    }
+    if args.raw || artifact.is_none() {
+        return Rendition::Whole;
+    }
+    let head = run.captured.head(stream::CHUNK).unwrap_or_default();
+    let mut streamed = stream::Stream::new(&input, &head, &set, &opts);
+    drop(head);
+    let read = run.captured.for_each_chunk(|piece| match piece {
+        Piece::Bytes(bytes) => streamed.push(bytes),
+        Piece::Lost { bytes, newlines } => streamed.push_lost(bytes, newlines),
+    });
+    if let Err(err) = read {
+        diag::warn_once(&format!("could not read the captured output back: {err}"));
+    }
+    let reduction = streamed.finish();
+    for problem in &reduction.problems {
+        diag::warn_once(problem);
+    }
+    Rendition::Reduced(Box::new(reduction))
 }
 
 /// Adds what the rendition must say beyond the reduction: that the command was ended
-/// blocked on input, and what of a large output the reducer did not read.
-fn annotate(reduction: &mut Reduction, args: &Args, run: &Ran, artifact: Option<&ArtifactRef>) {
-    let captured = &run.captured;
-    if let Some(blocked) = &run.outcome.blocked {
-        diag::warn_once(&format!(
-            "{}: blocked on input ({}); ended it",
-            show(&args.command),
-            blocked.reason
-        ));
-        let bytes = captured.for_reduction(REDUCE_BUDGET).map(|(b, _)| b).unwrap_or_default();
-        let rendered = reduce::screen_width(&bytes, run.outcome.cols);
-        let lines = reduce::split_lines(&rendered);
-        let mut last: Vec<&str> =
-            lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
-        last.reverse();
-        let mut note = format!(
-            "[tj] blocked on input: {} — ended after {} s without output; the last lines were:",
-            blocked.reason,
-            blocked.idle.as_secs()
-        );
-        for line in last {
-            note.push('\n');
-            note.push_str(line);
-        }
-        reduction.text = format!("{note}\n{}", reduction.text);
+/// blocked on input.
+fn annotate(rendition: &mut Rendition, args: &Args, run: &Ran) {
+    let Some(blocked) = &run.outcome.blocked else { return };
+    diag::warn_once(&format!(
+        "{}: blocked on input ({}); ended it",
+        show(&args.command),
+        blocked.reason
+    ));
+    let Rendition::Reduced(reduction) = rendition else { return };
+    let bytes = run.captured.last(64 << 10).unwrap_or_default();
+    let rendered = reduce::screen_width(&bytes, run.outcome.cols);
+    let lines = reduce::split_lines(&rendered);
+    let mut last: Vec<&str> =
+        lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
+    last.reverse();
+    let mut note = format!(
+        "[tj] blocked on input: {} — ended after {} s without output; the last lines were:",
+        blocked.reason,
+        blocked.idle.as_secs()
+    );
+    for line in last {
+        note.push('\n');
+        note.push_str(line);
     }
-    let skipped = captured.for_reduction(REDUCE_BUDGET).map_or(0, |(_, skipped)| skipped);
-    if skipped > 0 || captured.dropped_bytes > 0 {
-        let path = artifact.map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
-        reduction.text.push_str(&format!(
-            "\n[tj] the output was {} bytes: tj examined its first and last {} MiB; {} bytes between them were not examined{} · {path}",
-            captured.total_bytes,
-            REDUCE_BUDGET >> 21,
-            skipped + captured.dropped_bytes,
-            if captured.dropped_bytes > 0 { " and not stored (disk cap)" } else { "" },
-        ));
-    }
+    reduction.text = format!("{note}\n{}", reduction.text);
 }
 
 /// Writes the rendition where it goes: the side channel if there is one, else stdout in
@@ -336,22 +354,58 @@ fn annotate(reduction: &mut Reduction, args: &Args, run: &Ran, artifact: Option<
 fn emit_rendition(
     args: &Args,
     mode: Mode,
-    reduction: &Reduction,
+    rendition: &Rendition,
+    run: &Ran,
     duration_ms: Option<u64>,
-    signal: Option<i32>,
 ) {
     if mode != Mode::Agent && !has_side_channel(args) {
         return;
     }
-    let text = match args.emit_format {
-        Format::Text => reduction.text.clone(),
-        Format::Json => serde_json::to_string_pretty(&reduction.to_json(duration_ms, signal))
-            .unwrap_or_else(|_| reduction.text.clone()),
-    };
     let channel = match (&args.emit, args.emit_fd) {
         (Some(path), _) => Some(Channel::File(path.clone())),
         (None, Some(fd)) => Some(Channel::Fd(fd)),
         (None, None) => None,
+    };
+    let text = match rendition {
+        Rendition::Whole if channel.is_none() && args.emit_format == Format::Text => {
+            // Streamed: the original is never held as text.
+            let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));
+            if let Err(err) = written
+                && !diag::is_broken_pipe(&err)
+            {
+                diag::warn_once(&format!("{err:#}"));
+            }
+            return;
+        }
+        Rendition::Whole => {
+            let mut text = String::new();
+            if let Err(err) = write_whole(run, &mut |piece| {
+                text.push_str(piece);
+                Ok(())
+            }) {
+                diag::warn_once(&format!("{err:#}"));
+            }
+            match args.emit_format {
+                Format::Text => text,
+                Format::Json => serde_json::to_string_pretty(&serde_json::json!({
+                    "inlineText": text,
+                    "exitCode": run.exit_code,
+                    "signal": run.signal,
+                    "durationMs": duration_ms,
+                    "lossless": true,
+                    "reduced": false,
+                    "passthrough": "the whole original",
+                }))
+                .unwrap_or(text),
+            }
+        }
+        Rendition::Reduced(reduction) => match args.emit_format {
+            Format::Text => reduction.text.clone(),
+            Format::Json => {
+                serde_json::to_string_pretty(&reduction.to_json(duration_ms, run.signal))
+                    .unwrap_or_else(|_| reduction.text.clone())
+            }
+        },
     };
     let emitted = match &channel {
         Some(channel) => emit::to_channel(channel, &text),
@@ -368,14 +422,48 @@ fn emit_rendition(
     }
 }
 
+/// Writes the whole original as the agent reads it — the exit line, then each chunk
+/// rendered (ANSI stripped, redraws collapsed) — through `out`, one chunk at a time.
+fn write_whole(run: &Ran, out: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    let mut header = String::new();
+    if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+        header = format!("[tj] exit {code}\n");
+    }
+    out(&header)?;
+    let mut failed = None;
+    let read = run.captured.for_each_chunk(|piece| {
+        if failed.is_some() {
+            return;
+        }
+        let text = match piece {
+            Piece::Bytes(bytes) => {
+                let (text, _) = stream::render_chunk(bytes, run.outcome.cols);
+                let mut lines = String::with_capacity(text.len() + 1);
+                for line in stream::chunk_lines(&text) {
+                    lines.push_str(line);
+                    lines.push('\n');
+                }
+                lines
+            }
+            Piece::Lost { bytes, newlines } => format!(
+                "… {} bytes ({} lines) were not kept: past the disk cap, or lost to a disk error …\n",
+                reduce::group(usize::try_from(bytes).unwrap_or(usize::MAX)),
+                reduce::group(usize::try_from(newlines).unwrap_or(usize::MAX)),
+            ),
+        };
+        if let Err(err) = out(&text) {
+            failed = Some(err);
+        }
+    });
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    read.context("could not read the captured output back")
+}
+
 fn argv_strings(argv: &[OsString]) -> Vec<String> {
     argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
 }
-
-/// The most output the reducer reads back (its first and last halves): rendering, lines
-/// and a passthrough each cost about this much again, and `tj run` must stay under 32 MiB
-/// resident whatever the command writes (DESIGN.md "Performance budget").
-const REDUCE_BUDGET: usize = 6 << 20;
 
 /// How long a child may sit silent, reading its terminal, before agent mode ends it:
 /// `TJ_BLOCKED_AFTER` seconds, else 60.
