@@ -93,3 +93,188 @@ fn run_takes_the_command_without_a_double_dash() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--bogus"), "{}", stderr(&out));
 }
+
+/// The id of the only artifact in `env`'s store.
+fn only_id(env: &TestEnv) -> String {
+    let mut ids: Vec<String> = std::fs::read_dir(env.data().join("spill"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".log").map(str::to_owned))
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids.remove(0)
+}
+
+/// The `(La–b)` ranges of the markers in `text`.
+fn marker_ranges(text: &str) -> Vec<(usize, usize)> {
+    text.lines()
+        .filter(|l| l.starts_with("… "))
+        .map(|l| {
+            let range = l.split("(L").nth(1).unwrap().split(')').next().unwrap();
+            match range.split_once('–') {
+                Some((a, b)) => (a.parse().unwrap(), b.parse().unwrap()),
+                None => (range.parse().unwrap(), range.parse().unwrap()),
+            }
+        })
+        .collect()
+}
+
+/// Over the budget tj reduces whole (6 MiB): 70,000 repeated lines of 101 bytes between
+/// two short runs, as `seq 1 3; yes | head; seq 100 102` gives.
+#[test]
+fn big_output_repeats_are_numbered_as_expand_numbers_them() {
+    let env = TestEnv::new();
+    let y = "y".repeat(100);
+    let script = format!("seq 1 3; yes {y} | head -n 70000; seq 100 102");
+    let out = env.run(&["run", "--agent", "--no-pty", "--", "sh", "-c", &script], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let expected =
+        format!("1\n2\n3\n{y}\n… 69999 repeated lines omitted (L5–70003) …\n100\n101\n102\n");
+    assert!(text.starts_with(&expected), "{text}");
+    assert!(text.contains("of 70,006 lines omitted"), "{text}");
+    let id = only_id(&env);
+    let found = env.run(&["expand", &id, "--grep", "^10[0-2]$"], b"");
+    assert_eq!(stdout(&found), "70004:100\n70005:101\n70006:102\n");
+    let marked = env.run(&["expand", &id, "--lines", "L5–70003"], b"");
+    assert_eq!(stdout(&marked).lines().count(), 69_999);
+}
+
+/// `seq 1 25000000`'s shape, over the budget: the rendition is bounded, and every gap in it
+/// is a marker whose range `tj expand --lines` gives back.
+#[test]
+fn big_output_has_a_marker_at_every_gap_and_a_bounded_rendition() {
+    let env = TestEnv::new();
+    let out =
+        env.run(&["run", "--agent", "--no-pty", "--", "seq", "-f", "%0100g", "1", "70000"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.len() < 16 * 1024, "{} bytes", text.len());
+    let number = |line: &str| line.trim_start_matches('0').parse::<usize>().ok();
+    let mut next = 1;
+    let ranges = marker_ranges(&text);
+    assert!(!ranges.is_empty(), "{text}");
+    for line in text.lines().filter(|l| !l.starts_with("[tj]")) {
+        match line.strip_prefix("… ") {
+            Some(_) => {
+                let (a, b) = marker_ranges(line)[0];
+                assert_eq!(a, next, "{line}");
+                next = b + 1;
+            }
+            None => {
+                assert_eq!(number(line), Some(next), "{line}\n{text}");
+                next += 1;
+            }
+        }
+    }
+    assert_eq!(next, 70_001, "{text}");
+    let id = only_id(&env);
+    let (a, b) = ranges[0];
+    let lines = stdout(&env.run(&["expand", &id, "--lines", &format!("{a}:{b}")], b""));
+    let got: Vec<usize> = lines.lines().map(|l| number(l).unwrap()).collect();
+    assert_eq!(got, (a..=b).collect::<Vec<_>>());
+}
+
+#[test]
+fn big_output_keeps_an_error_in_the_middle() {
+    let env = TestEnv::new();
+    let script =
+        "seq -f '%0100g' 1 40000; echo 'error: MIDDLE-SIGNAL'; seq -f '%0100g' 40001 80000";
+    let out = env.run(&["run", "--agent", "--no-pty", "--", "sh", "-c", script], b"");
+    let text = stdout(&out);
+    assert!(text.contains("\nerror: MIDDLE-SIGNAL\n"), "{text}");
+    // Line 40001 is the error; one line of context each side, markers around them.
+    let ranges = marker_ranges(&text);
+    assert!(ranges.iter().any(|&(_, b)| b == 39_999), "{ranges:?}");
+    assert!(ranges.iter().any(|&(a, _)| a == 40_003), "{ranges:?}");
+}
+
+#[test]
+fn expand_rejects_reversed_and_out_of_range_lines_naming_the_valid_range() {
+    let env = TestEnv::new();
+    let body: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+    assert!(env.run(&["reduce"], body.as_bytes()).status.success());
+    let id = only_id(&env);
+    let reversed = env.run(&["expand", &id, "--lines", "15:2"], b"");
+    assert_eq!(reversed.status.code(), Some(125), "{}", stderr(&reversed));
+    assert!(stderr(&reversed).contains("ends before it starts"), "{}", stderr(&reversed));
+    assert_eq!(stdout(&reversed), "");
+    let past = env.run(&["expand", &id, "--lines", "30:40"], b"");
+    assert_ne!(past.status.code(), Some(0));
+    assert!(stderr(&past).contains("has 20 lines (1–20)"), "{}", stderr(&past));
+    // The en dash markers print, an `L` before it, and an end past the last line.
+    assert_eq!(stdout(&env.run(&["expand", &id, "--lines", "L2–3"], b"")), "line 2\nline 3\n");
+    assert_eq!(stdout(&env.run(&["expand", &id, "--lines", "19:99"], b"")), "line 19\nline 20\n");
+}
+
+#[test]
+fn expand_lf_turns_a_pty_runs_crlf_into_lf() {
+    let env = TestEnv::new();
+    assert!(env.run(&["reduce"], b"one\r\ntwo\r\nlone\rcr\r\n").status.success());
+    let id = only_id(&env);
+    assert_eq!(env.run(&["expand", &id, "--raw"], b"").stdout, b"one\r\ntwo\r\nlone\rcr\r\n");
+    assert_eq!(env.run(&["expand", &id, "--lf"], b"").stdout, b"one\ntwo\nlone\rcr\n");
+    let help = stdout(&env.run(&["expand", "--help"], b""));
+    assert!(help.contains("what the terminal received"), "{help}");
+}
+
+/// `head -c N FILE` through `tj run`: the output is FILE's first N bytes.
+fn run_bytes(env: &TestEnv, bytes: &[u8]) -> (std::process::Output, usize) {
+    let path = env.root.join("input.bin");
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.display().to_string();
+    (env.run(&["run", "--agent", "--no-pty", "--", "cat", &path], b""), bytes.len())
+}
+
+/// Seeded pseudo-random bytes.
+fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn binary_output_is_one_line_with_size_type_and_raw_hint() {
+    let env = TestEnv::new();
+    let (out, len) = run_bytes(&env, &noise(1_000_000));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("[tj] binary output: 1,000,000 bytes of binary data"), "{text}");
+    let id = only_id(&env);
+    assert!(text.contains(&format!("tj expand {id} --raw")), "{text}");
+    assert_eq!(env.run(&["expand", &id, "--raw"], b"").stdout.len(), len);
+    // The text form is refused with the same hint, not printed as replacement characters.
+    let refused = env.run(&["expand", &id], b"");
+    assert!(stderr(&refused).contains("--raw"), "{}", stderr(&refused));
+    assert!(refused.stdout.is_empty());
+
+    let env = TestEnv::new();
+    let mut gz = b"\x1f\x8b\x08\x00\x00\x00\x00\x00".to_vec();
+    gz.extend(noise(5000));
+    let (out, _) = run_bytes(&env, &gz);
+    assert!(stdout(&out).contains("5,008 bytes of gzip compressed data"), "{}", stdout(&out));
+}
+
+#[test]
+fn text_with_invalid_bytes_is_never_larger_than_the_output() {
+    for bytes in [vec![0xffu8; 51_200], {
+        let mut mixed = Vec::new();
+        for n in 0..20_000 {
+            mixed.extend_from_slice(format!("line {n} caf").as_bytes());
+            mixed.extend_from_slice(if n % 50 == 0 { b"\xe9\xfe\xff\n" } else { b"e\n" });
+        }
+        mixed
+    }] {
+        let env = TestEnv::new();
+        let (out, len) = run_bytes(&env, &bytes);
+        assert!(out.stdout.len() <= len, "{} > {len}", out.stdout.len());
+        assert!(!stdout(&out).contains("\u{fffd}\u{fffd}"), "a wall of replacement characters");
+    }
+}
