@@ -7,6 +7,20 @@
 //! counted, never dropped silently. A disk error never fails the run: capture falls back to
 //! the head in memory plus the tail ring and records the error for one warning.
 //!
+//! # When nothing can be stored
+//!
+//! In agent mode a dropped byte is a lost one: nobody watched the output live, and a
+//! compression that cannot be undone is a deletion (DESIGN.md "Store"). So the caller may
+//! give the capture an *overflow stream* ([`Capture::stream_overflow_to`], the agent's
+//! stdout through [`crate::emit::CleanLive`]). The moment bytes would otherwise be dropped —
+//! the output outgrows memory and there is no spill directory, or the spill file fails
+//! (a full disk) — the capture writes everything it holds to that stream (the head, the
+//! bytes between the head and the tail ring read back from the failing spill file, then the
+//! ring), and from then on every chunk as it comes. Memory stays bounded: the stream is
+//! written, not held. [`Captured::streamed`] then tells the caller that the agent already
+//! has the whole output, so that it adds only the exit line and stores nothing. A disk cap
+//! reached on purpose ([`Limits::disk_cap`]) is not a failure and does not stream.
+//!
 //! This module owns the bounded buffer, the spill file while it is written (a temporary
 //! `.capture-<pid>-<n>.tmp`, 0600, in a 0700 directory the caller names), the SHA-256 and
 //! byte count of everything the child wrote, the accounting of dropped bytes (and of the
@@ -79,6 +93,19 @@ pub struct Captured {
     pub dropped_newlines: u64,
     /// The first disk error, for one warning (e.g. "could not write spill file `…`: …").
     pub error: Option<String>,
+    /// The output went to the overflow stream because it could be neither spilled nor held
+    /// ([`Capture::stream_overflow_to`]); `None` when it did not.
+    pub streamed: Option<Streamed>,
+}
+
+/// How the output went to the overflow stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Streamed {
+    /// Bytes the stream could not be given: neither held in memory nor readable back from
+    /// the spill file when streaming began (normally 0). The stream says where.
+    pub lost: u64,
+    /// The stream failed (its reader went away); bytes after that reached no one.
+    pub failed: Option<String>,
 }
 
 /// A piece of the output, in order, as [`Captured::for_each_chunk`] hands it out.
@@ -428,12 +455,13 @@ impl Ring {
         }
     }
 
-    /// The bytes, oldest first.
-    fn into_vec(self) -> Vec<u8> {
-        let mut buf = self.buf;
-        buf.rotate_left(self.start);
-        buf.truncate(self.len);
-        buf
+    /// The bytes, oldest first, as two slices.
+    fn slices(&self) -> (&[u8], &[u8]) {
+        if self.buf.is_empty() {
+            return (&[], &[]);
+        }
+        let first = self.len.min(self.cap - self.start);
+        (&self.buf[self.start..self.start + first], &self.buf[..self.len - first])
     }
 }
 
@@ -443,8 +471,24 @@ enum Spill {
     Pending(Opener),
     /// Streaming to (or, once capped, holding) the first bytes of the output.
     Open(SpillFile),
-    /// No spill file: none was asked for, or a disk error ended it. Head and tail ring only.
+    /// No spill file: there is no directory for one, or a disk error ended it. Head and tail
+    /// ring only; the overflow stream, if any, takes over.
     Off,
+    /// No spill file because the limits say so (a disk cap not above the memory cap): head
+    /// and tail ring only, by design.
+    Disabled,
+}
+
+/// The overflow stream (see the module docs).
+enum Overflow {
+    /// None was given.
+    None,
+    /// Given, not needed yet.
+    Ready(Box<dyn Write + Send>),
+    /// Everything held went to it; each chunk goes to it as it comes.
+    Streaming(Box<dyn Write + Send>, Streamed),
+    /// It failed, or the capture is finished.
+    Done(Streamed),
 }
 
 /// The capture of one child's output: feed it with [`write`](Capture::write), end it with
@@ -465,6 +509,7 @@ pub struct Capture {
     /// The last `tail_cap` bytes past `head`.
     ring: Ring,
     spill: Spill,
+    overflow: Overflow,
     error: Option<String>,
 }
 
@@ -472,7 +517,7 @@ impl fmt::Debug for Capture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let spill = match &self.spill {
             Spill::Open(file) => Some((&file.path, file.len)),
-            Spill::Pending(_) | Spill::Off => None,
+            Spill::Pending(_) | Spill::Off | Spill::Disabled => None,
         };
         f.debug_struct("Capture")
             .field("limits", &self.limits)
@@ -494,7 +539,8 @@ impl Capture {
             Some(dir) if limits.disk_cap > limits.memory_cap as u64 => {
                 Spill::Pending(Opener::Dir(dir))
             }
-            _ => Spill::Off,
+            Some(_) => Spill::Disabled,
+            None => Spill::Off,
         };
         Capture::with_spill(spill, limits)
     }
@@ -508,6 +554,7 @@ impl Capture {
             head: Vec::new(),
             ring: Ring::new(limits.tail_cap),
             spill,
+            overflow: Overflow::None,
             error: None,
         }
     }
@@ -539,17 +586,92 @@ impl Capture {
         // Every byte past the head also enters the ring (a memcpy, cheap beside the hash), so
         // that a disk error leaves the bytes just before it and not only those after.
         self.ring.push(rest);
+        if let Overflow::Streaming(out, streamed) = &mut self.overflow {
+            if let Err(err) = out.write_all(rest) {
+                streamed.failed = Some(err.to_string());
+                self.overflow = Overflow::Done(streamed.clone());
+            }
+            return;
+        }
         if matches!(self.spill, Spill::Pending(_)) {
-            self.open_spill();
+            self.open_spill(rest);
         }
         let cap = self.limits.disk_cap;
         let result = match &mut self.spill {
             Spill::Open(file) => file.put(rest, cap),
-            Spill::Pending(_) | Spill::Off => Ok(()),
+            Spill::Pending(_) | Spill::Off | Spill::Disabled => Ok(()),
         };
         if let Err(err) = result {
-            self.abandon_spill(&err);
+            self.abandon_spill(&err, rest);
         }
+        if matches!(self.spill, Spill::Off) {
+            // Past the head, with no spill file: without the stream, bytes would be dropped.
+            self.start_streaming(None, rest);
+        }
+    }
+
+    /// Sends the output to `out` if it can be neither spilled nor held, instead of dropping
+    /// bytes (see the module docs). For agent mode, where nobody watches the output live.
+    pub fn stream_overflow_to(&mut self, out: Box<dyn Write + Send>) {
+        self.overflow = Overflow::Ready(out);
+    }
+
+    /// Switches to the overflow stream, if there is one and it is not running yet: writes
+    /// everything held so far (reading back from `file` what only the spill file has).
+    ///
+    /// `current` is the chunk being written, whose bytes end the output so far (it is in
+    /// the ring too, unless it is larger than the ring).
+    fn start_streaming(&mut self, file: Option<&Path>, current: &[u8]) {
+        if !matches!(self.overflow, Overflow::Ready(_)) {
+            return;
+        }
+        let Overflow::Ready(mut out) = std::mem::replace(&mut self.overflow, Overflow::None) else {
+            return;
+        };
+        let mut streamed = Streamed::default();
+        let (first, second) = self.ring.slices();
+        // The latest bytes held: the ring, or the chunk itself when it reaches further back.
+        let (ring_start, first, second) = if current.len() > first.len() + second.len() {
+            (self.total - current.len() as u64, current, &[][..])
+        } else {
+            (self.total - (first.len() + second.len()) as u64, first, second)
+        };
+        let head_len = self.head.len() as u64;
+        let mut result = out.write_all(&self.head);
+        let mut at = head_len;
+        if result.is_ok() && ring_start > at {
+            // The bytes between the head and the ring went to the spill file only.
+            if let Some(path) = file {
+                match copy_range(path, at, ring_start, &mut out) {
+                    Ok(copied) => at += copied,
+                    Err(err) if err.kind() == io::ErrorKind::BrokenPipe => result = Err(err),
+                    Err(_) => {}
+                }
+            }
+            if result.is_ok() && ring_start > at {
+                streamed.lost = ring_start - at;
+                let note = format!(
+                    "\n[tj] … {} bytes of the output are lost here: the disk failed and memory held only the first and last bytes …\n",
+                    ring_start - at
+                );
+                result = out.write_all(note.as_bytes());
+            }
+        }
+        let skip = to_usize(at.saturating_sub(ring_start)).min(first.len() + second.len());
+        if result.is_ok() {
+            result = if skip < first.len() {
+                out.write_all(&first[skip..]).and_then(|()| out.write_all(second))
+            } else {
+                out.write_all(&second[skip - first.len()..])
+            };
+        }
+        self.overflow = match result {
+            Ok(()) => Overflow::Streaming(out, streamed),
+            Err(err) => {
+                streamed.failed = Some(err.to_string());
+                Overflow::Done(streamed)
+            }
+        };
     }
 
     /// Grows `head` for `more` bytes without reserving past the memory cap.
@@ -561,8 +683,9 @@ impl Capture {
         }
     }
 
-    /// Opens the spill file and writes the head into it.
-    fn open_spill(&mut self) {
+    /// Opens the spill file and writes the head into it; `current` is the chunk being
+    /// written (see [`Capture::start_streaming`]).
+    fn open_spill(&mut self, current: &[u8]) {
         let Spill::Pending(opener) = std::mem::replace(&mut self.spill, Spill::Off) else {
             return;
         };
@@ -571,7 +694,7 @@ impl Capture {
                 Ok(()) => self.spill = Spill::Open(file),
                 Err(err) => {
                     self.spill = Spill::Open(file);
-                    self.abandon_spill(&err);
+                    self.abandon_spill(&err, current);
                 }
             },
             Err(msg) => {
@@ -581,53 +704,78 @@ impl Capture {
     }
 
     /// Records `err` and stops spilling. The partial file is removed: after a failed write
-    /// (or fsync) we cannot say which of its bytes reached the disk.
-    fn abandon_spill(&mut self, err: &io::Error) {
+    /// (or fsync) we cannot say which of its bytes reached the disk; the overflow stream, if
+    /// there is one, reads back what it needs first (a byte that `write` accepted reads back
+    /// as written). `current` is the chunk being written.
+    fn abandon_spill(&mut self, err: &io::Error, current: &[u8]) {
         // Lossy: from here on only the memory head and the tail ring are kept, and `finish`
         // counts what falls between them as dropped.
         if let Spill::Open(file) = &self.spill {
             let msg = format!("could not write spill file `{}`: {err}", file.path.display());
             self.error.get_or_insert(msg);
+            let path = file.path.clone();
+            // Before the file goes: it may hold bytes that neither the head nor the ring has.
+            self.start_streaming(Some(&path), current);
         }
         self.spill = Spill::Off;
     }
 
     /// Ends the capture: flushes and fsyncs the spill file, and says what was kept where.
-    pub fn finish(self) -> Captured {
-        let sha256: [u8; 32] = self.hasher.finalize().into();
+    pub fn finish(mut self) -> Captured {
         let total = self.total;
-        let mut error = self.error;
-        let mut ring = self.ring.into_vec();
+        let mut ring: Vec<u8> = {
+            let (first, second) = self.ring.slices();
+            [first, second].concat()
+        };
         let ring_start = total - ring.len() as u64;
-        if let Spill::Open(mut file) = self.spill {
+        let mut spilled = None;
+        if let Spill::Open(mut file) = std::mem::replace(&mut self.spill, Spill::Off) {
             let (dropped, skip) = beyond(&ring, ring_start, file.len);
             let merged = if dropped == 0 { &ring[skip..] } else { &[] };
             match file.complete(merged) {
-                Ok(()) => {
-                    let tail = if dropped == 0 {
-                        Vec::new()
-                    } else {
-                        ring.drain(..skip);
-                        ring
-                    };
-                    let dropped_newlines = self.newlines - file.newlines - newlines(&tail);
-                    let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
-                    return Captured {
-                        total_bytes: total,
-                        sha256,
-                        storage,
-                        dropped_bytes: dropped,
-                        tail,
-                        dropped_newlines,
-                        error,
-                    };
-                }
+                Ok(()) => spilled = Some((file, dropped, skip)),
                 Err(err) => {
                     let msg =
                         format!("could not write spill file `{}`: {err}", file.path.display());
-                    error.get_or_insert(msg);
+                    self.error.get_or_insert(msg);
+                    // The file goes with `file`; what only it holds goes to the stream first.
+                    self.start_streaming(Some(&file.path), &[]);
                 }
             }
+        }
+        let streamed = match std::mem::replace(&mut self.overflow, Overflow::None) {
+            Overflow::Streaming(mut out, mut streamed) => {
+                if let Err(err) = out.flush() {
+                    streamed.failed.get_or_insert(err.to_string());
+                }
+                // Dropped here: a writer that holds a partial last line writes it now.
+                drop(out);
+                Some(streamed)
+            }
+            Overflow::Done(streamed) => Some(streamed),
+            Overflow::None | Overflow::Ready(_) => None,
+        };
+        let sha256: [u8; 32] = self.hasher.finalize().into();
+        let error = self.error;
+        if let Some((file, dropped, skip)) = spilled {
+            let tail = if dropped == 0 {
+                Vec::new()
+            } else {
+                ring.drain(..skip);
+                ring
+            };
+            let dropped_newlines = self.newlines - file.newlines - newlines(&tail);
+            let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
+            return Captured {
+                total_bytes: total,
+                sha256,
+                storage,
+                dropped_bytes: dropped,
+                tail,
+                dropped_newlines,
+                error,
+                streamed,
+            };
         }
         // Memory: the head, then the ring's bytes that are not in it.
         let mut head = self.head;
@@ -648,8 +796,17 @@ impl Capture {
             tail,
             dropped_newlines,
             error,
+            streamed,
         }
     }
+}
+
+/// Copies the bytes at offsets `from..to` of the file at `path` to `out`, as many as the
+/// file has; returns how many.
+fn copy_range(path: &Path, from: u64, to: u64, out: &mut dyn Write) -> io::Result<u64> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    io::copy(&mut file.take(to - from), out)
 }
 
 /// Line feeds in `bytes`.
@@ -790,6 +947,181 @@ mod tests {
         fn sync(&mut self) -> io::Result<()> {
             if self.sync_fails { Err(io::Error::other("fsync failed")) } else { Ok(()) }
         }
+    }
+
+    /// A real file that takes `limit` bytes, then fails like a full disk (what a 1 MB
+    /// tmpfs does): what it took can be read back.
+    struct FullDisk {
+        file: File,
+        limit: usize,
+        written: usize,
+    }
+
+    impl FullDisk {
+        fn boxed(path: &Path, limit: usize) -> Box<dyn Sink> {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            Box::new(FullDisk { file: File::create(path).unwrap(), limit, written: 0 })
+        }
+    }
+
+    impl Write for FullDisk {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.limit - self.written);
+            if n == 0 {
+                return Err(io::ErrorKind::StorageFull.into());
+            }
+            self.written += n;
+            self.file.write(&buf[..n])
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink for FullDisk {
+        fn sync(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The overflow stream's bytes, shared with the test.
+    #[derive(Clone, Default)]
+    struct Agent(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Agent {
+        fn boxed(&self) -> Box<dyn Write + Send> {
+            Box::new(self.clone())
+        }
+
+        fn got(&self) -> Vec<u8> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl Write for Agent {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Asserts `got == want` without printing megabytes: the lengths and where they differ.
+    fn assert_same(got: &[u8], want: &[u8], what: &str) {
+        let first = got.iter().zip(want).position(|(a, b)| a != b);
+        assert!(
+            got == want,
+            "{what}: got {} bytes, want {}; first difference at {first:?}",
+            got.len(),
+            want.len()
+        );
+    }
+
+    #[test]
+    fn a_full_disk_streams_the_whole_output_to_the_agent() {
+        let dir = TempDir::new("full");
+        let path = dir.0.join("spill.tmp");
+        let input = text(20, 900 * KIB);
+        for chunk in [1, 999, 64 * KIB] {
+            // The disk takes 300 KiB: the head (1 KiB) and 299 KiB after it, which only the
+            // file holds when the write that fails comes. The ring (128 KiB here, 1 MiB by
+            // default) covers the spill buffer (64 KiB) and the chunk being written.
+            let sink = FullDisk::boxed(&path, 300 * KIB);
+            let mut capture =
+                Capture::with_sink(path.clone(), sink, limits(KIB, 1 << 30, 128 * KIB));
+            let agent = Agent::default();
+            capture.stream_overflow_to(agent.boxed());
+            let captured = feed(capture, &input, chunk);
+            assert_same(&agent.got(), &input, &format!("chunk {chunk}"));
+            assert_eq!(captured.streamed, Some(Streamed::default()), "chunk {chunk}");
+            assert!(captured.error.as_deref().unwrap().contains("could not write spill file"));
+            assert_accounts(&captured, &input);
+            assert!(!path.exists(), "the failed spill file is removed");
+        }
+    }
+
+    #[test]
+    fn bytes_the_stream_cannot_recover_are_marked_where_they_were() {
+        let dir = TempDir::new("lostbytes");
+        let input = numbered_lines(20_000); // 220 000 bytes
+        // Fails at the buffer's first flush (64 KiB), with nothing readable behind it.
+        let sink = FailingSink::boxed(3 * KIB, false);
+        let mut capture = Capture::with_sink(dir.0.join("x"), sink, limits(KIB, 1 << 30, 512));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 4096);
+        let streamed = captured.streamed.unwrap();
+        assert!(streamed.lost > 0);
+        let got = agent.got();
+        let text = String::from_utf8(got.clone()).unwrap();
+        assert!(text.contains(&format!("{} bytes of the output are lost here", streamed.lost)));
+        assert!(got.starts_with(&input[..KIB]));
+        // Everything after the gap arrived.
+        let resumed = KIB + usize::try_from(streamed.lost).unwrap();
+        assert!(got.ends_with(&input[resumed..]), "the bytes after the gap");
+    }
+
+    #[test]
+    fn no_spill_directory_streams_past_the_memory_cap() {
+        let input = text(21, 50 * KIB);
+        let mut capture = Capture::new(None, limits(2 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 333);
+        assert_same(&agent.got(), &input, "no dir");
+        assert!(captured.streamed.is_some());
+        // Output that fits in memory never streams.
+        let mut capture = Capture::new(None, limits(64 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        assert_eq!(feed(capture, &input, 333).streamed, None);
+        assert!(agent.got().is_empty());
+    }
+
+    #[test]
+    fn the_disk_cap_is_not_a_failure_and_does_not_stream() {
+        let dir = TempDir::new("capnostream");
+        let input = text(22, 100 * KIB);
+        let mut capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 4096);
+        assert!(captured.dropped_bytes > 0);
+        assert_eq!(captured.streamed, None);
+        assert!(agent.got().is_empty());
+    }
+
+    #[test]
+    fn a_failing_fsync_at_the_end_streams_from_the_file() {
+        let dir = TempDir::new("fsyncstream");
+        let path = dir.0.join("spill.tmp");
+        fs::create_dir_all(&dir.0).unwrap();
+        struct SyncFails(File);
+        impl Write for SyncFails {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.write(buf)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                self.0.flush()
+            }
+        }
+        impl Sink for SyncFails {
+            fn sync(&mut self) -> io::Result<()> {
+                Err(io::Error::other("fsync failed"))
+            }
+        }
+        let input = text(23, 200 * KIB);
+        let sink = Box::new(SyncFails(File::create(&path).unwrap()));
+        let mut capture = Capture::with_sink(path, sink, limits(2 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 5000);
+        assert_same(&agent.got(), &input, "fsync");
+        assert!(captured.streamed.is_some());
     }
 
     #[cfg(unix)]
@@ -1138,7 +1470,8 @@ mod tests {
             for piece in input.chunks(chunk) {
                 ring.push(piece);
             }
-            assert_eq!(ring.into_vec(), input[4900..], "chunk {chunk}");
+            let (first, second) = ring.slices();
+            assert_eq!([first, second].concat(), input[4900..], "chunk {chunk}");
         }
     }
 
