@@ -150,8 +150,19 @@ struct Ran {
 /// `Err` is the status to exit with when the child never ran (the error is printed).
 fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<Ran, Status> {
     let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+    let mut capture = Capture::new(spill_dir, Limits::default());
+    // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
+    // to the agent as it comes rather than being dropped (capture.rs, "When nothing can be
+    // stored"). Only where stdout is the agent's text stream.
+    if mode == Mode::Agent
+        && !has_side_channel(args)
+        && args.emit_format == Format::Text
+        && let Ok(fd) = relay::LiveFd::stdout()
+    {
+        capture.stream_overflow_to(Box::new(emit::CleanLive::new(fd)));
+    }
     // An Option so the capture can be taken back out whole once the relay is done with it.
-    let capture = Arc::new(Mutex::new(Some(Capture::new(spill_dir, Limits::default()))));
+    let capture = Arc::new(Mutex::new(Some(capture)));
     let sink = Arc::clone(&capture);
     let io = RelayIo::new(
         live_output(args, mode),
@@ -189,14 +200,37 @@ fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<
         return Err(status);
     };
     let captured = capture.finish();
-    if let Some(err) = &captured.error {
+    warn_capture(&captured);
+    Ok(Ran { outcome, status, exit_code, signal, captured })
+}
+
+/// The capture's disk error, if any, and what became of the output because of it.
+fn warn_capture(captured: &Captured) {
+    let Some(err) = &captured.error else { return };
+    if let Some(streamed) = &captured.streamed {
+        let mut msg = format!(
+            "{err}; nothing could be stored, so the whole output went to stdout as it came, unreduced"
+        );
+        if streamed.lost > 0 {
+            msg.push_str(&format!(
+                " (but for {} bytes lost before that, marked where they were)",
+                streamed.lost
+            ));
+        }
+        if let Some(failed) = &streamed.failed {
+            msg.push_str(&format!("; then stdout failed: {failed}"));
+        }
+        diag::warn_once(&msg);
+    } else if captured.dropped_bytes > 0 {
         diag::warn_once(&format!(
-            "{err}; kept {} bytes, dropped {}",
-            captured.storage.len() + captured.tail.len() as u64,
+            "{err}; kept the first {} and the last {} bytes of the output: the {} bytes between them are in no store",
+            captured.storage.len(),
+            captured.tail.len(),
             captured.dropped_bytes
         ));
     }
-    Ok(Ran { outcome, status, exit_code, signal, captured })
+    // Otherwise everything is held in memory: storing it is tried next, and warned about if
+    // it fails too.
 }
 
 /// Where the child's bytes go live: the terminal in terminal mode; in agent mode with a side
@@ -248,6 +282,15 @@ fn persist(
     captured: &mut Captured,
     meta: &mut Metadata,
 ) -> Option<ArtifactRef> {
+    if captured.streamed.is_some() {
+        // The disk failed and the agent has the output already: there is nothing to store.
+        return None;
+    }
+    let what = if captured.dropped_bytes > 0 {
+        "the rendition is what tj kept of the output, its first and last bytes"
+    } else {
+        "the rendition is the whole original"
+    };
     match store.map(|s| s.adopt(captured, meta)) {
         Some(Ok(artifact)) => {
             // Adopting renamed the spill file into place: read it back from there.
@@ -257,13 +300,13 @@ fn persist(
             Some(artifact)
         }
         Some(Err(err)) => {
-            diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
+            diag::warn_once(&format!("{err:#}; nothing was stored: {what}"));
             None
         }
         None => {
-            diag::warn_once(
-                "could not find a data directory (set TJ_DATA_DIR); the rendition is the whole original",
-            );
+            diag::warn_once(&format!(
+                "could not find a data directory (set TJ_DATA_DIR); nothing was stored: {what}"
+            ));
             None
         }
     }
@@ -276,11 +319,17 @@ enum Rendition {
     /// The whole original, too large to hold as text twice: rendered chunk by chunk as it
     /// is emitted. For `--raw`, and when it was not stored (nothing lossy may go out).
     Whole,
+    /// The whole original went to stdout while the command ran (nothing could be stored);
+    /// only a closing line is left to say.
+    Streamed,
 }
 
 /// Reduces the output: whole in memory up to [`stream::WHOLE_MAX`] bytes, as a stream
 /// beyond (when it is stored: otherwise the agent gets all of it).
 fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Rendition {
+    if run.captured.streamed.is_some() {
+        return Rendition::Streamed;
+    }
     let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
@@ -367,6 +416,16 @@ fn emit_rendition(
         (None, None) => None,
     };
     let text = match rendition {
+        Rendition::Streamed => {
+            let mut line = String::from("[tj] ");
+            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+                line.push_str(&format!("exit {code} · "));
+            }
+            line.push_str(
+                "nothing could be stored: the text above is the whole output, as it came, unreduced",
+            );
+            line
+        }
         Rendition::Whole if channel.is_none() && args.emit_format == Format::Text => {
             // Streamed: the original is never held as text.
             let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));

@@ -278,3 +278,104 @@ fn text_with_invalid_bytes_is_never_larger_than_the_output() {
         assert!(!stdout(&out).contains("\u{fffd}\u{fffd}"), "a wall of replacement characters");
     }
 }
+
+/// A 1 MB tmpfs mounted for one test and unmounted on drop: a full disk for the store.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// `None`, after saying why, when this machine will not mount one (not root, no
+    /// CAP_SYS_ADMIN): the capture's tests with an injected failing writer
+    /// (`capture::tests::a_full_disk_streams_the_whole_output_to_the_agent` and the tests
+    /// around it) cover the mechanism then.
+    #[allow(clippy::print_stdout)] // a skip is said, never silent (see init.rs `skip`)
+    fn mount(dir: &std::path::Path) -> Option<SmallDisk> {
+        std::fs::create_dir_all(dir).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::piped())
+            .output();
+        match mounted {
+            Ok(out) if out.status.success() => Some(SmallDisk(dir.to_owned())),
+            Ok(out) => {
+                println!("skipping: cannot mount a tmpfs here: {}", stderr(&out).trim());
+                None
+            }
+            Err(err) => {
+                println!("skipping: cannot run mount: {err}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Lines of 101 bytes with `error: MIDDLE-SIGNAL` halfway: `lines` of them in all.
+fn middle_signal_script(lines: usize) -> String {
+    let half = lines / 2;
+    format!(
+        "seq -f '%0100g' 1 {half}; echo 'error: MIDDLE-SIGNAL'; seq -f '%0100g' {} {lines}",
+        half + 1
+    )
+}
+
+/// What `sh -c script` writes.
+fn output_of(script: &str) -> String {
+    let out = std::process::Command::new("sh").args(["-c", script]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// No original, no temporary file: nothing was left in the store.
+fn assert_nothing_stored(env: &TestEnv) {
+    let spill = env.data().join("spill");
+    let left: Vec<_> = std::fs::read_dir(&spill)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the store: {left:?}");
+}
+
+/// 7.6 MB with an error in the middle, on a store that holds 1 MB: held in memory, the
+/// store fails, and the agent gets the whole output, middle included.
+#[test]
+fn full_disk_gives_the_agent_the_whole_output_held_in_memory() {
+    let env = TestEnv::new();
+    let Some(_disk) = SmallDisk::mount(&env.data()) else { return };
+    let script = middle_signal_script(75_000);
+    let out = env.run(&["run", "--agent", "--no-pty", "--", "sh", "-c", &script], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.len() > 7_000_000, "{} bytes", text.len());
+    assert_eq!(text, output_of(&script), "the rendition is the whole original, middle included");
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("nothing was stored: the rendition is the whole original"), "{err}");
+    assert_nothing_stored(&env);
+}
+
+/// 12 MB on a store that holds 1 MB: past the memory cap the spill fails, and the output
+/// goes to the agent as it comes instead of losing its middle.
+#[test]
+fn full_disk_streams_an_output_too_big_to_hold_to_the_agent() {
+    let env = TestEnv::new();
+    let Some(_disk) = SmallDisk::mount(&env.data()) else { return };
+    let script = format!("{}; exit 3", middle_signal_script(120_000));
+    let out = env.run(&["run", "--agent", "--no-pty", "--", "sh", "-c", &script], b"");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (body, last) = text.trim_end().rsplit_once('\n').unwrap();
+    assert_eq!(format!("{body}\n"), output_of(&script), "every byte, in order");
+    assert_eq!(
+        last,
+        "[tj] exit 3 · nothing could be stored: the text above is the whole output, as it came, unreduced"
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("nothing could be stored, so the whole output went to stdout"), "{err}");
+    assert_nothing_stored(&env);
+}
