@@ -1,10 +1,23 @@
 //! `tj run`: run a command in a PTY, live for the human, reduced for the agent (DESIGN.md
 //! "Contracts of `tj run`").
 //!
-//! This is the orchestration only: decide the mode, build the child's environment, relay
-//! (`run::run`), persist the original (before anything names it), reduce, emit. Every
-//! failure inside tj is one warning and a fail-open path: the exit status is always the
-//! child's.
+//! This is the orchestration only, one function per step: decide the mode
+//! ([`decide_mode`]), build the child's spec ([`build_spec`]), relay and capture
+//! ([`relay()`]), persist the original before anything names it ([`persist`]), reduce
+//! ([`reduce_output`]), annotate ([`annotate`]), emit ([`emit_rendition`]). Every failure
+//! inside tj is one warning and a fail-open path: the exit status is always the child's.
+//!
+//! What the agent gets ([`Rendition`]):
+//! - an output of at most [`stream::WHOLE_MAX`] bytes is reduced whole by the engine;
+//! - a larger one that is stored is reduced as a stream ([`stream`]): numbered over the
+//!   whole output, a marker at every gap, bounded like any rendition;
+//! - one that could not be stored is never reduced (a compression nobody can undo is a
+//!   deletion): it goes out whole, rendered a chunk at a time so that it is never held as
+//!   text twice. When the store fails while the command runs and the output outgrows memory,
+//!   the capture streams it to stdout as it comes (capture.rs, "When nothing can be
+//!   stored"), and only a closing line is left to print. `--raw` takes the whole path too.
+//!
+//! Each warning says which of these happened, never more than is true.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -415,7 +428,43 @@ fn emit_rendition(
         (None, Some(fd)) => Some(Channel::Fd(fd)),
         (None, None) => None,
     };
-    let text = match rendition {
+    if matches!(rendition, Rendition::Whole)
+        && channel.is_none()
+        && args.emit_format == Format::Text
+    {
+        // Streamed to stdout: the original is never held as text.
+        let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));
+        if let Err(err) = written
+            && !diag::is_broken_pipe(&err)
+        {
+            diag::warn_once(&format!("{err:#}"));
+        }
+        return;
+    }
+    let text = rendition_text(args.emit_format, rendition, run, duration_ms);
+    let emitted = match &channel {
+        Some(channel) => emit::to_channel(channel, &text),
+        None => emit::stdout(&text),
+    };
+    if let Err(err) = emitted {
+        if !diag::is_broken_pipe(&err) {
+            diag::warn_once(&format!("{err:#}"));
+        }
+        // The side channel failed: the agent still gets the text (fail open).
+        if channel.is_some() && mode == Mode::Agent {
+            let _ = emit::stdout(&text);
+        }
+    }
+}
+
+/// The rendition as one text in `format`.
+fn rendition_text(
+    format: Format,
+    rendition: &Rendition,
+    run: &Ran,
+    duration_ms: Option<u64>,
+) -> String {
+    match rendition {
         Rendition::Streamed => {
             let mut line = String::from("[tj] ");
             if let Some(code) = run.exit_code.filter(|c| *c != 0) {
@@ -426,16 +475,6 @@ fn emit_rendition(
             );
             line
         }
-        Rendition::Whole if channel.is_none() && args.emit_format == Format::Text => {
-            // Streamed: the original is never held as text.
-            let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));
-            if let Err(err) = written
-                && !diag::is_broken_pipe(&err)
-            {
-                diag::warn_once(&format!("{err:#}"));
-            }
-            return;
-        }
         Rendition::Whole => {
             let mut text = String::new();
             if let Err(err) = write_whole(run, &mut |piece| {
@@ -444,7 +483,7 @@ fn emit_rendition(
             }) {
                 diag::warn_once(&format!("{err:#}"));
             }
-            match args.emit_format {
+            match format {
                 Format::Text => text,
                 Format::Json => serde_json::to_string_pretty(&serde_json::json!({
                     "inlineText": text,
@@ -458,26 +497,13 @@ fn emit_rendition(
                 .unwrap_or(text),
             }
         }
-        Rendition::Reduced(reduction) => match args.emit_format {
+        Rendition::Reduced(reduction) => match format {
             Format::Text => reduction.text.clone(),
             Format::Json => {
                 serde_json::to_string_pretty(&reduction.to_json(duration_ms, run.signal))
                     .unwrap_or_else(|_| reduction.text.clone())
             }
         },
-    };
-    let emitted = match &channel {
-        Some(channel) => emit::to_channel(channel, &text),
-        None => emit::stdout(&text),
-    };
-    if let Err(err) = emitted {
-        if !diag::is_broken_pipe(&err) {
-            diag::warn_once(&format!("{err:#}"));
-        }
-        // The side channel failed: the agent still gets the text (fail open).
-        if channel.is_some() && mode == Mode::Agent {
-            let _ = emit::stdout(&text);
-        }
     }
 }
 
