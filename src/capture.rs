@@ -811,8 +811,12 @@ fn copy_range(path: &Path, from: u64, to: u64, out: &mut dyn Write) -> io::Resul
 
 /// Line feeds in `bytes`.
 fn newlines(bytes: &[u8]) -> u64 {
-    // A plain count the compiler vectorises; as cheap as the copy into the ring.
-    bytes.iter().map(|&b| u64::from(b == b'\n')).sum()
+    // Counted in blocks of at most 255 bytes into a `u8`, which the compiler turns into
+    // 32 byte-wide lanes: as cheap as the copy into the ring.
+    bytes
+        .chunks(255)
+        .map(|block| u64::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+        .sum()
 }
 
 /// For a ring holding the output from offset `ring_start` to the end: how many bytes from
