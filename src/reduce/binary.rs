@@ -7,7 +7,8 @@
 //!   output is binary (`cat app.gz`, a core dump, UTF-16 text). Rendering it as text gives a
 //!   wall of replacement characters larger than the input; the rendition is instead one line
 //!   with its size, a type guess from its magic number and how to get the exact bytes back
-//!   ([`describe`]). `--raw` still asks for the text form.
+//!   ([`describe`]), followed by any line of text in it that reads as evidence (an error
+//!   printed among the bytes is still signal). `--raw` still asks for the text form.
 //! - **Invalid bytes in text** ([`compact`]): a run of bytes that are not UTF-8 becomes one
 //!   U+FFFD (3 bytes) when it is 3 bytes or longer, else one `?` per byte. Every run so
 //!   shrinks or keeps its size, so the text tj shows of an output is never larger than the
@@ -177,16 +178,34 @@ pub fn describe(
     text
 }
 
-/// The [`Reduction`] of binary output: [`describe`]'s line, or `None` when that line would
-/// not be shorter than the output (never worse: the output then goes out as text).
+/// The [`Reduction`] of binary output: [`describe`]'s line, then every distinct line of
+/// text in it that reads as evidence (an error printed among the bytes), or `None` when that
+/// would not be shorter than the output (never worse: the output then goes out as text).
 pub fn rendition(
     input: &Input<'_>,
     rules: &RuleSet,
     opts: &Options<'_>,
     found: &Binary,
 ) -> Option<Reduction> {
-    let text = describe(found, input.raw.len() as u64, input.exit_code, opts.artifact);
-    if text.len() >= input.raw.len() {
+    let mut text = describe(found, input.raw.len() as u64, input.exit_code, opts.artifact);
+    // Never lose the signal: text in the binary that reads as an error is kept, verbatim.
+    let (compacted, _) = compact(input.raw);
+    let evidence = super::evidence_of(&compacted, input.cols);
+    if !evidence.is_empty() {
+        let count = super::group(evidence.len());
+        let _ = write!(
+            text,
+            "\n[tj] {count} text {} in it read as evidence:",
+            if evidence.len() == 1 { "line" } else { "lines" }
+        );
+        for line in &evidence {
+            text.push('\n');
+            text.push_str(line);
+        }
+    }
+    let raw_text = String::from_utf8_lossy(input.raw);
+    let raw_chars = raw_text.chars().count();
+    if text.len() >= input.raw.len() || text.chars().count() >= raw_chars {
         return None;
     }
     let query = Query {
@@ -196,7 +215,6 @@ pub fn rendition(
         exit_code: input.exit_code,
     };
     let selection = select::select(rules, &query, None);
-    let raw_text = String::from_utf8_lossy(input.raw);
     Some(Reduction {
         rule: selection.rule.rule.id.clone(),
         family: selection.rule.rule.family.clone(),
@@ -210,7 +228,7 @@ pub fn rendition(
         omitted: Omitted::default(),
         exit_code: input.exit_code,
         raw_bytes: input.raw.len(),
-        raw_chars: raw_text.chars().count(),
+        raw_chars,
         reduced_chars: text.chars().count(),
         raw_tokens: tokens::estimate(&raw_text),
         reduced_tokens: tokens::estimate(&text),

@@ -1006,7 +1006,9 @@ pub fn describe_passthrough(p: &Passthrough) -> String {
 /// The distinct evidence lines of `raw` as the engine sees them (for tests and
 /// `tj rules verify`): the built-in classifier only.
 pub fn evidence_of(raw: &[u8], cols: Option<u16>) -> Vec<String> {
-    let rendered = screen_width(raw, cols);
+    // As the engine sees them: after [`run`] compacted the bytes that are not UTF-8.
+    let (raw, _) = binary::compact(raw);
+    let rendered = screen_width(&raw, cols);
     let lines = split_lines(&rendered);
     let flags = evidence::classify(&lines);
     let mut seen = HashSet::new();

@@ -285,10 +285,21 @@ impl<'a> Stream<'a> {
             self.binary = binary::detect(raw);
         }
         self.raw_bytes += raw.len() as u64;
+        let (text, replaced) = render_chunk(raw, self.cols);
         if self.binary.is_some() {
+            // Never lose the signal: an error printed among the bytes is still kept.
+            let mut lines = Vec::new();
+            collect_lines(&text, &mut lines);
+            for (line, flag) in lines.iter().zip(evidence::classify(&lines)) {
+                if flag
+                    && self.evidence.len() < MAX_EVIDENCE
+                    && self.evidence.insert((*line).to_owned())
+                {
+                    self.body.push((*line).to_owned());
+                }
+            }
             return;
         }
-        let (text, replaced) = render_chunk(raw, self.cols);
         self.replaced += replaced;
         match std::str::from_utf8(raw) {
             Ok(valid) => self.tally.add(valid),
@@ -499,7 +510,16 @@ impl<'a> Stream<'a> {
     pub fn finish(mut self) -> Reduction {
         let total_bytes = self.raw_bytes + self.lost_bytes;
         if let Some(found) = self.binary {
-            let text = binary::describe(&found, total_bytes, self.exit_code, self.artifact);
+            let mut text = binary::describe(&found, total_bytes, self.exit_code, self.artifact);
+            if !self.body.is_empty() {
+                let count = super::group(self.body.len());
+                let what = if self.body.len() == 1 { "line" } else { "lines" };
+                let _ = write!(text, "\n[tj] {count} text {what} in it read as evidence:");
+                for line in &self.body {
+                    text.push('\n');
+                    text.push_str(line);
+                }
+            }
             return self.reduction(text);
         }
         let n = self.ring.len();
