@@ -40,6 +40,16 @@ fn expand_errors_escape_the_id_they_quote() {
 }
 
 #[test]
+fn warnings_naming_a_command_escape_its_control_characters() {
+    let env = TestEnv::new();
+    let out = env.run(&["run", "--agent", "--no-pty", "--", "\u{1b}]0;PWNED\u{7}nope"], b"");
+    assert_eq!(out.status.code(), Some(127));
+    let err = stderr(&out);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(err.contains(r"\e]0;PWNED\x07nope: command not found"), "{err}");
+}
+
+#[test]
 fn ls_counts_corrupt_entries_instead_of_calling_the_store_empty() {
     let env = TestEnv::new();
     env.write("data/spill/0123456789ab.json", "{ not json");
