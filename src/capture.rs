@@ -7,11 +7,27 @@
 //! counted, never dropped silently. A disk error never fails the run: capture falls back to
 //! the head in memory plus the tail ring and records the error for one warning.
 //!
+//! # When nothing can be stored
+//!
+//! In agent mode a dropped byte is a lost one: nobody watched the output live, and a
+//! compression that cannot be undone is a deletion (DESIGN.md "Store"). So the caller may
+//! give the capture an *overflow stream* ([`Capture::stream_overflow_to`], the agent's
+//! stdout through [`crate::emit::CleanLive`]). The moment bytes would otherwise be dropped —
+//! the output outgrows memory and there is no spill directory, or the spill file fails
+//! (a full disk) — the capture writes everything it holds to that stream (the head, the
+//! bytes between the head and the tail ring read back from the failing spill file, then the
+//! ring), and from then on every chunk as it comes. Memory stays bounded: the stream is
+//! written, not held. [`Captured::streamed`] then tells the caller that the agent already
+//! has the whole output, so that it adds only the exit line and stores nothing. A disk cap
+//! reached on purpose ([`Limits::disk_cap`]) is not a failure and does not stream.
+//!
 //! This module owns the bounded buffer, the spill file while it is written (a temporary
 //! `.capture-<pid>-<random>.tmp`, 0600, created exclusively in a private directory the
 //! caller names; see [`crate::fsx`]), the SHA-256 and
-//! byte count of everything the child wrote, the accounting of dropped bytes, and the
-//! bounded window the reducer reads back ([`Captured::for_reduction`]). It does not own the
+//! byte count of everything the child wrote, the accounting of dropped bytes (and of the
+//! lines among them), and reading the output back: whole when it is small enough
+//! ([`Captured::read_whole`]), else a chunk at a time ([`Captured::for_each_chunk`], in the
+//! chunks [`stream`] numbers lines by). It does not own the
 //! store's names (`<id>.log`, `<id>.tail`, metadata), retention, or printing the warning:
 //! the store renames or removes the spill file, and `diag` prints [`Captured::error`].
 
@@ -23,6 +39,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::fsx;
+use crate::reduce::stream;
 use crate::store::ID_LEN;
 
 /// Buffer between capture and the spill file. Relay chunks are up to 64 KiB, so big chunks go
@@ -70,8 +87,37 @@ pub struct Captured {
     /// The last bytes the child wrote (at most `tail_cap`) when any were dropped, else empty.
     /// None of them is also in the storage.
     pub tail: Vec<u8>,
+    /// Line feeds among the dropped bytes: how many lines the rendition says are missing.
+    pub dropped_newlines: u64,
     /// The first disk error, for one warning (e.g. "could not write spill file `…`: …").
     pub error: Option<String>,
+    /// The output went to the overflow stream because it could be neither spilled nor held
+    /// ([`Capture::stream_overflow_to`]); `None` when it did not.
+    pub streamed: Option<Streamed>,
+}
+
+/// How the output went to the overflow stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Streamed {
+    /// Bytes the stream could not be given: neither held in memory nor readable back from
+    /// the spill file when streaming began (normally 0). The stream says where.
+    pub lost: u64,
+    /// The stream failed (its reader went away); bytes after that reached no one.
+    pub failed: Option<String>,
+}
+
+/// A piece of the output, in order, as [`Captured::for_each_chunk`] hands it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// Kept bytes: one chunk, as [`stream::cut`] cuts them.
+    Bytes(&'a [u8]),
+    /// Bytes that were counted but not kept, and the line feeds among them.
+    Lost {
+        /// How many bytes.
+        bytes: u64,
+        /// How many of them were `\n`.
+        newlines: u64,
+    },
 }
 
 /// Where the kept head of the output lives.
@@ -105,17 +151,70 @@ impl Storage {
 }
 
 impl Captured {
-    /// The bytes the reducer should see, at most `budget` of them, and how many of the
-    /// child's bytes are not among them.
-    ///
-    /// When nothing was dropped and every byte fits, that is everything and 0. Otherwise the
-    /// first `budget / 2` bytes and the last bytes the rest of the budget allows, read back
-    /// from the storage and the tail (never more than `budget` bytes in memory), concatenated;
-    /// the skipped count is `total_bytes` minus the length returned. Where something is
-    /// skipped between them, the head is cut after its last newline and the tail starts at a
-    /// line start, so the join falls on a line boundary unless a line is longer than the
-    /// window.
-    pub fn for_reduction(&self, budget: usize) -> io::Result<(Vec<u8>, u64)> {
+    /// Every byte the child wrote, if they were all kept and there are at most `max` of
+    /// them (the engine reduces such an output whole); `None` otherwise.
+    pub fn read_whole(&self, max: usize) -> io::Result<Option<Vec<u8>>> {
+        self.check()?;
+        if self.dropped_bytes > 0 || self.total_bytes > max as u64 {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(to_usize(self.total_bytes));
+        Reader { captured: self, file: None }.read_into(&mut out, 0, self.total_bytes)?;
+        Ok(Some(out))
+    }
+
+    /// The first kept bytes, at most `max`.
+    pub fn head(&self, max: usize) -> io::Result<Vec<u8>> {
+        self.check()?;
+        let end = self.storage.len().min(max as u64);
+        let mut out = Vec::with_capacity(to_usize(end));
+        Reader { captured: self, file: None }.read_into(&mut out, 0, end)?;
+        Ok(out)
+    }
+
+    /// The last kept bytes, at most `max`: from the tail when bytes were dropped.
+    pub fn last(&self, max: usize) -> io::Result<Vec<u8>> {
+        self.check()?;
+        let kept_from =
+            if self.dropped_bytes > 0 { self.total_bytes - self.tail.len() as u64 } else { 0 };
+        let start = self.total_bytes.saturating_sub(max as u64).max(kept_from);
+        let mut out = Vec::with_capacity(to_usize(self.total_bytes - start));
+        Reader { captured: self, file: None }.read_into(&mut out, start, self.total_bytes)?;
+        Ok(out)
+    }
+
+    /// Hands the whole output to `f` in order, a chunk at a time ([`stream::cut`]), with the
+    /// dropped bytes as one [`Piece::Lost`] between the storage and the tail. Memory: one
+    /// chunk.
+    pub fn for_each_chunk(&self, mut f: impl FnMut(Piece<'_>)) -> io::Result<()> {
+        self.check()?;
+        match &self.storage {
+            Storage::Memory(bytes) => stream::chunks(bytes).for_each(|c| f(Piece::Bytes(c))),
+            Storage::Spilled { path, len } => {
+                let mut file = File::open(path)?;
+                let mut buf: Vec<u8> = Vec::with_capacity(stream::CHUNK);
+                let mut left = *len;
+                while left > 0 || !buf.is_empty() {
+                    let want = (stream::CHUNK - buf.len()).min(to_usize(left));
+                    let at = buf.len();
+                    buf.resize(at + want, 0);
+                    file.read_exact(&mut buf[at..])?;
+                    left -= want as u64;
+                    let end = stream::cut(&buf, left == 0);
+                    f(Piece::Bytes(&buf[..end]));
+                    buf.drain(..end);
+                }
+            }
+        }
+        if self.dropped_bytes > 0 {
+            f(Piece::Lost { bytes: self.dropped_bytes, newlines: self.dropped_newlines });
+        }
+        stream::chunks(&self.tail).for_each(|c| f(Piece::Bytes(c)));
+        Ok(())
+    }
+
+    /// Checks the accounting that reading relies on.
+    fn check(&self) -> io::Result<()> {
         let kept = self.storage.len().checked_add(self.tail.len() as u64);
         if kept.and_then(|k| k.checked_add(self.dropped_bytes)) != Some(self.total_bytes) {
             return Err(io::Error::new(
@@ -123,43 +222,7 @@ impl Captured {
                 "captured byte counts do not add up (storage + dropped + tail != total)",
             ));
         }
-        let total = self.total_bytes;
-        let budget = budget as u64;
-        let mut reader = Reader { captured: self, file: None };
-        if self.dropped_bytes == 0 && total <= budget {
-            let mut out = Vec::with_capacity(to_usize(total));
-            reader.read_into(&mut out, 0, total)?;
-            return Ok((out, 0));
-        }
-        let head_end = self.storage.len().min(budget / 2);
-        // The tail may not reach back into the head window, nor across dropped bytes.
-        let lowest =
-            if self.dropped_bytes == 0 { head_end } else { total - self.tail.len() as u64 };
-        let tail_start = total.saturating_sub(budget - head_end).max(lowest);
-        // One buffer of at most `budget` bytes: the head window, then the tail window.
-        let mut out = Vec::with_capacity(to_usize(head_end + (total - tail_start)));
-        reader.read_into(&mut out, 0, head_end)?;
-        let cut = head_end < tail_start;
-        if cut && let Some(i) = out.iter().rposition(|&b| b == b'\n') {
-            out.truncate(i + 1);
-        }
-        let mark = out.len();
-        reader.read_into(&mut out, tail_start, total)?;
-        if cut {
-            // The byte before the tail is known unless the tail begins right after a gap.
-            let mut before = Vec::with_capacity(1);
-            if tail_start > lowest {
-                reader.read_into(&mut before, tail_start - 1, tail_start)?;
-            }
-            if before != b"\n"
-                && let Some(i) = out[mark..].iter().position(|&b| b == b'\n')
-                && mark + i + 1 < out.len()
-            {
-                out.drain(mark..=mark + i);
-            }
-        }
-        let skipped = total - out.len() as u64;
-        Ok((out, skipped))
+        Ok(())
     }
 
     /// The artifact id: the first [`ID_LEN`] hex digits of `sha256`, as `store::id_of` gives.
@@ -232,6 +295,8 @@ struct SpillFile {
     out: BufWriter<Box<dyn Sink>>,
     /// Bytes handed to `out`: the first `len` bytes of the output.
     len: u64,
+    /// Line feeds among those bytes.
+    newlines: u64,
     /// The file reached the disk cap and takes no more bytes.
     is_capped: bool,
     /// Completed: the caller owns the file now.
@@ -241,7 +306,7 @@ struct SpillFile {
 impl SpillFile {
     fn new(path: PathBuf, sink: Box<dyn Sink>) -> SpillFile {
         let out = BufWriter::with_capacity(SPILL_BUFFER, sink);
-        SpillFile { path, out, len: 0, is_capped: false, keep: false }
+        SpillFile { path, out, len: 0, newlines: 0, is_capped: false, keep: false }
     }
 
     /// Appends what fits under `cap` of `bytes`.
@@ -253,6 +318,7 @@ impl SpillFile {
         let room = to_usize(cap.saturating_sub(self.len)).min(bytes.len());
         self.out.write_all(&bytes[..room])?;
         self.len += room as u64;
+        self.newlines += newlines(&bytes[..room]);
         self.is_capped = self.len >= cap;
         Ok(())
     }
@@ -264,6 +330,7 @@ impl SpillFile {
         // price of exceeding the cap by less than `tail_cap`.
         self.out.write_all(rest)?;
         self.len += rest.len() as u64;
+        self.newlines += newlines(rest);
         self.out.flush()?;
         self.out.get_mut().sync()?;
         self.keep = true;
@@ -353,12 +420,13 @@ impl Ring {
         }
     }
 
-    /// The bytes, oldest first.
-    fn into_vec(self) -> Vec<u8> {
-        let mut buf = self.buf;
-        buf.rotate_left(self.start);
-        buf.truncate(self.len);
-        buf
+    /// The bytes, oldest first, as two slices.
+    fn slices(&self) -> (&[u8], &[u8]) {
+        if self.buf.is_empty() {
+            return (&[], &[]);
+        }
+        let first = self.len.min(self.cap - self.start);
+        (&self.buf[self.start..self.start + first], &self.buf[..self.len - first])
     }
 }
 
@@ -368,8 +436,24 @@ enum Spill {
     Pending(Opener),
     /// Streaming to (or, once capped, holding) the first bytes of the output.
     Open(SpillFile),
-    /// No spill file: none was asked for, or a disk error ended it. Head and tail ring only.
+    /// No spill file: there is no directory for one, or a disk error ended it. Head and tail
+    /// ring only; the overflow stream, if any, takes over.
     Off,
+    /// No spill file because the limits say so (a disk cap not above the memory cap): head
+    /// and tail ring only, by design.
+    Disabled,
+}
+
+/// The overflow stream (see the module docs).
+enum Overflow {
+    /// None was given.
+    None,
+    /// Given, not needed yet.
+    Ready(Box<dyn Write + Send>),
+    /// Everything held went to it; each chunk goes to it as it comes.
+    Streaming(Box<dyn Write + Send>, Streamed),
+    /// It failed, or the capture is finished.
+    Done(Streamed),
 }
 
 /// The capture of one child's output: feed it with [`write`](Capture::write), end it with
@@ -382,12 +466,15 @@ pub struct Capture {
     limits: Limits,
     hasher: Sha256,
     total: u64,
+    /// Line feeds among all bytes, so that lines lost past the disk cap can be counted.
+    newlines: u64,
     /// The first `memory_cap` bytes. Kept while spilling, so that a disk error at any point
     /// still leaves the head of the output.
     head: Vec<u8>,
     /// The last `tail_cap` bytes past `head`.
     ring: Ring,
     spill: Spill,
+    overflow: Overflow,
     error: Option<String>,
 }
 
@@ -395,7 +482,7 @@ impl fmt::Debug for Capture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let spill = match &self.spill {
             Spill::Open(file) => Some((&file.path, file.len)),
-            Spill::Pending(_) | Spill::Off => None,
+            Spill::Pending(_) | Spill::Off | Spill::Disabled => None,
         };
         f.debug_struct("Capture")
             .field("limits", &self.limits)
@@ -417,7 +504,8 @@ impl Capture {
             Some(dir) if limits.disk_cap > limits.memory_cap as u64 => {
                 Spill::Pending(Opener::Dir(dir))
             }
-            _ => Spill::Off,
+            Some(_) => Spill::Disabled,
+            None => Spill::Off,
         };
         Capture::with_spill(spill, limits)
     }
@@ -427,9 +515,11 @@ impl Capture {
             limits,
             hasher: Sha256::new(),
             total: 0,
+            newlines: 0,
             head: Vec::new(),
             ring: Ring::new(limits.tail_cap),
             spill,
+            overflow: Overflow::None,
             error: None,
         }
     }
@@ -448,6 +538,7 @@ impl Capture {
         }
         self.hasher.update(chunk);
         self.total += chunk.len() as u64;
+        self.newlines += newlines(chunk);
         let room = self.limits.memory_cap.saturating_sub(self.head.len()).min(chunk.len());
         let (first, rest) = chunk.split_at(room);
         if !first.is_empty() {
@@ -460,17 +551,92 @@ impl Capture {
         // Every byte past the head also enters the ring (a memcpy, cheap beside the hash), so
         // that a disk error leaves the bytes just before it and not only those after.
         self.ring.push(rest);
+        if let Overflow::Streaming(out, streamed) = &mut self.overflow {
+            if let Err(err) = out.write_all(rest) {
+                streamed.failed = Some(err.to_string());
+                self.overflow = Overflow::Done(streamed.clone());
+            }
+            return;
+        }
         if matches!(self.spill, Spill::Pending(_)) {
-            self.open_spill();
+            self.open_spill(rest);
         }
         let cap = self.limits.disk_cap;
         let result = match &mut self.spill {
             Spill::Open(file) => file.put(rest, cap),
-            Spill::Pending(_) | Spill::Off => Ok(()),
+            Spill::Pending(_) | Spill::Off | Spill::Disabled => Ok(()),
         };
         if let Err(err) = result {
-            self.abandon_spill(&err);
+            self.abandon_spill(&err, rest);
         }
+        if matches!(self.spill, Spill::Off) {
+            // Past the head, with no spill file: without the stream, bytes would be dropped.
+            self.start_streaming(None, rest);
+        }
+    }
+
+    /// Sends the output to `out` if it can be neither spilled nor held, instead of dropping
+    /// bytes (see the module docs). For agent mode, where nobody watches the output live.
+    pub fn stream_overflow_to(&mut self, out: Box<dyn Write + Send>) {
+        self.overflow = Overflow::Ready(out);
+    }
+
+    /// Switches to the overflow stream, if there is one and it is not running yet: writes
+    /// everything held so far (reading back from `file` what only the spill file has).
+    ///
+    /// `current` is the chunk being written, whose bytes end the output so far (it is in
+    /// the ring too, unless it is larger than the ring).
+    fn start_streaming(&mut self, file: Option<&Path>, current: &[u8]) {
+        if !matches!(self.overflow, Overflow::Ready(_)) {
+            return;
+        }
+        let Overflow::Ready(mut out) = std::mem::replace(&mut self.overflow, Overflow::None) else {
+            return;
+        };
+        let mut streamed = Streamed::default();
+        let (first, second) = self.ring.slices();
+        // The latest bytes held: the ring, or the chunk itself when it reaches further back.
+        let (ring_start, first, second) = if current.len() > first.len() + second.len() {
+            (self.total - current.len() as u64, current, &[][..])
+        } else {
+            (self.total - (first.len() + second.len()) as u64, first, second)
+        };
+        let head_len = self.head.len() as u64;
+        let mut result = out.write_all(&self.head);
+        let mut at = head_len;
+        if result.is_ok() && ring_start > at {
+            // The bytes between the head and the ring went to the spill file only.
+            if let Some(path) = file {
+                match copy_range(path, at, ring_start, &mut out) {
+                    Ok(copied) => at += copied,
+                    Err(err) if err.kind() == io::ErrorKind::BrokenPipe => result = Err(err),
+                    Err(_) => {}
+                }
+            }
+            if result.is_ok() && ring_start > at {
+                streamed.lost = ring_start - at;
+                let note = format!(
+                    "\n[tj] … {} bytes of the output are lost here: the disk failed and memory held only the first and last bytes …\n",
+                    ring_start - at
+                );
+                result = out.write_all(note.as_bytes());
+            }
+        }
+        let skip = to_usize(at.saturating_sub(ring_start)).min(first.len() + second.len());
+        if result.is_ok() {
+            result = if skip < first.len() {
+                out.write_all(&first[skip..]).and_then(|()| out.write_all(second))
+            } else {
+                out.write_all(&second[skip - first.len()..])
+            };
+        }
+        self.overflow = match result {
+            Ok(()) => Overflow::Streaming(out, streamed),
+            Err(err) => {
+                streamed.failed = Some(err.to_string());
+                Overflow::Done(streamed)
+            }
+        };
     }
 
     /// Grows `head` for `more` bytes without reserving past the memory cap.
@@ -482,8 +648,9 @@ impl Capture {
         }
     }
 
-    /// Opens the spill file and writes the head into it.
-    fn open_spill(&mut self) {
+    /// Opens the spill file and writes the head into it; `current` is the chunk being
+    /// written (see [`Capture::start_streaming`]).
+    fn open_spill(&mut self, current: &[u8]) {
         let Spill::Pending(opener) = std::mem::replace(&mut self.spill, Spill::Off) else {
             return;
         };
@@ -492,7 +659,7 @@ impl Capture {
                 Ok(()) => self.spill = Spill::Open(file),
                 Err(err) => {
                     self.spill = Spill::Open(file);
-                    self.abandon_spill(&err);
+                    self.abandon_spill(&err, current);
                 }
             },
             Err(msg) => {
@@ -502,51 +669,78 @@ impl Capture {
     }
 
     /// Records `err` and stops spilling. The partial file is removed: after a failed write
-    /// (or fsync) we cannot say which of its bytes reached the disk.
-    fn abandon_spill(&mut self, err: &io::Error) {
+    /// (or fsync) we cannot say which of its bytes reached the disk; the overflow stream, if
+    /// there is one, reads back what it needs first (a byte that `write` accepted reads back
+    /// as written). `current` is the chunk being written.
+    fn abandon_spill(&mut self, err: &io::Error, current: &[u8]) {
         // Lossy: from here on only the memory head and the tail ring are kept, and `finish`
         // counts what falls between them as dropped.
         if let Spill::Open(file) = &self.spill {
             let msg = format!("could not write spill file `{}`: {err}", file.path.display());
             self.error.get_or_insert(msg);
+            let path = file.path.clone();
+            // Before the file goes: it may hold bytes that neither the head nor the ring has.
+            self.start_streaming(Some(&path), current);
         }
         self.spill = Spill::Off;
     }
 
     /// Ends the capture: flushes and fsyncs the spill file, and says what was kept where.
-    pub fn finish(self) -> Captured {
-        let sha256: [u8; 32] = self.hasher.finalize().into();
+    pub fn finish(mut self) -> Captured {
         let total = self.total;
-        let mut error = self.error;
-        let mut ring = self.ring.into_vec();
+        let mut ring: Vec<u8> = {
+            let (first, second) = self.ring.slices();
+            [first, second].concat()
+        };
         let ring_start = total - ring.len() as u64;
-        if let Spill::Open(mut file) = self.spill {
+        let mut spilled = None;
+        if let Spill::Open(mut file) = std::mem::replace(&mut self.spill, Spill::Off) {
             let (dropped, skip) = beyond(&ring, ring_start, file.len);
             let merged = if dropped == 0 { &ring[skip..] } else { &[] };
             match file.complete(merged) {
-                Ok(()) => {
-                    let tail = if dropped == 0 {
-                        Vec::new()
-                    } else {
-                        ring.drain(..skip);
-                        ring
-                    };
-                    let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
-                    return Captured {
-                        total_bytes: total,
-                        sha256,
-                        storage,
-                        dropped_bytes: dropped,
-                        tail,
-                        error,
-                    };
-                }
+                Ok(()) => spilled = Some((file, dropped, skip)),
                 Err(err) => {
                     let msg =
                         format!("could not write spill file `{}`: {err}", file.path.display());
-                    error.get_or_insert(msg);
+                    self.error.get_or_insert(msg);
+                    // The file goes with `file`; what only it holds goes to the stream first.
+                    self.start_streaming(Some(&file.path), &[]);
                 }
             }
+        }
+        let streamed = match std::mem::replace(&mut self.overflow, Overflow::None) {
+            Overflow::Streaming(mut out, mut streamed) => {
+                if let Err(err) = out.flush() {
+                    streamed.failed.get_or_insert(err.to_string());
+                }
+                // Dropped here: a writer that holds a partial last line writes it now.
+                drop(out);
+                Some(streamed)
+            }
+            Overflow::Done(streamed) => Some(streamed),
+            Overflow::None | Overflow::Ready(_) => None,
+        };
+        let sha256: [u8; 32] = self.hasher.finalize().into();
+        let error = self.error;
+        if let Some((file, dropped, skip)) = spilled {
+            let tail = if dropped == 0 {
+                Vec::new()
+            } else {
+                ring.drain(..skip);
+                ring
+            };
+            let dropped_newlines = self.newlines - file.newlines - newlines(&tail);
+            let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
+            return Captured {
+                total_bytes: total,
+                sha256,
+                storage,
+                dropped_bytes: dropped,
+                tail,
+                dropped_newlines,
+                error,
+                streamed,
+            };
         }
         // Memory: the head, then the ring's bytes that are not in it.
         let mut head = self.head;
@@ -558,15 +752,36 @@ impl Capture {
         } else {
             ring
         };
+        let dropped_newlines = self.newlines - newlines(&head) - newlines(&tail);
         Captured {
             total_bytes: total,
             sha256,
             storage: Storage::Memory(head),
             dropped_bytes: dropped,
             tail,
+            dropped_newlines,
             error,
+            streamed,
         }
     }
+}
+
+/// Copies the bytes at offsets `from..to` of the file at `path` to `out`, as many as the
+/// file has; returns how many.
+fn copy_range(path: &Path, from: u64, to: u64, out: &mut dyn Write) -> io::Result<u64> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    io::copy(&mut file.take(to - from), out)
+}
+
+/// Line feeds in `bytes`.
+fn newlines(bytes: &[u8]) -> u64 {
+    // Counted in blocks of at most 255 bytes into a `u8`, which the compiler turns into
+    // 32 byte-wide lanes: as cheap as the copy into the ring.
+    bytes
+        .chunks(255)
+        .map(|block| u64::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+        .sum()
 }
 
 /// For a ring holding the output from offset `ring_start` to the end: how many bytes from
@@ -705,6 +920,181 @@ mod tests {
         }
     }
 
+    /// A real file that takes `limit` bytes, then fails like a full disk (what a 1 MB
+    /// tmpfs does): what it took can be read back.
+    struct FullDisk {
+        file: File,
+        limit: usize,
+        written: usize,
+    }
+
+    impl FullDisk {
+        fn boxed(path: &Path, limit: usize) -> Box<dyn Sink> {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            Box::new(FullDisk { file: File::create(path).unwrap(), limit, written: 0 })
+        }
+    }
+
+    impl Write for FullDisk {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.limit - self.written);
+            if n == 0 {
+                return Err(io::ErrorKind::StorageFull.into());
+            }
+            self.written += n;
+            self.file.write(&buf[..n])
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink for FullDisk {
+        fn sync(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The overflow stream's bytes, shared with the test.
+    #[derive(Clone, Default)]
+    struct Agent(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Agent {
+        fn boxed(&self) -> Box<dyn Write + Send> {
+            Box::new(self.clone())
+        }
+
+        fn got(&self) -> Vec<u8> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl Write for Agent {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Asserts `got == want` without printing megabytes: the lengths and where they differ.
+    fn assert_same(got: &[u8], want: &[u8], what: &str) {
+        let first = got.iter().zip(want).position(|(a, b)| a != b);
+        assert!(
+            got == want,
+            "{what}: got {} bytes, want {}; first difference at {first:?}",
+            got.len(),
+            want.len()
+        );
+    }
+
+    #[test]
+    fn a_full_disk_streams_the_whole_output_to_the_agent() {
+        let dir = TempDir::new("full");
+        let path = dir.0.join("spill.tmp");
+        let input = text(20, 900 * KIB);
+        for chunk in [1, 999, 64 * KIB] {
+            // The disk takes 300 KiB: the head (1 KiB) and 299 KiB after it, which only the
+            // file holds when the write that fails comes. The ring (128 KiB here, 1 MiB by
+            // default) covers the spill buffer (64 KiB) and the chunk being written.
+            let sink = FullDisk::boxed(&path, 300 * KIB);
+            let mut capture =
+                Capture::with_sink(path.clone(), sink, limits(KIB, 1 << 30, 128 * KIB));
+            let agent = Agent::default();
+            capture.stream_overflow_to(agent.boxed());
+            let captured = feed(capture, &input, chunk);
+            assert_same(&agent.got(), &input, &format!("chunk {chunk}"));
+            assert_eq!(captured.streamed, Some(Streamed::default()), "chunk {chunk}");
+            assert!(captured.error.as_deref().unwrap().contains("could not write spill file"));
+            assert_accounts(&captured, &input);
+            assert!(!path.exists(), "the failed spill file is removed");
+        }
+    }
+
+    #[test]
+    fn bytes_the_stream_cannot_recover_are_marked_where_they_were() {
+        let dir = TempDir::new("lostbytes");
+        let input = numbered_lines(20_000); // 220 000 bytes
+        // Fails at the buffer's first flush (64 KiB), with nothing readable behind it.
+        let sink = FailingSink::boxed(3 * KIB, false);
+        let mut capture = Capture::with_sink(dir.0.join("x"), sink, limits(KIB, 1 << 30, 512));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 4096);
+        let streamed = captured.streamed.unwrap();
+        assert!(streamed.lost > 0);
+        let got = agent.got();
+        let text = String::from_utf8(got.clone()).unwrap();
+        assert!(text.contains(&format!("{} bytes of the output are lost here", streamed.lost)));
+        assert!(got.starts_with(&input[..KIB]));
+        // Everything after the gap arrived.
+        let resumed = KIB + usize::try_from(streamed.lost).unwrap();
+        assert!(got.ends_with(&input[resumed..]), "the bytes after the gap");
+    }
+
+    #[test]
+    fn no_spill_directory_streams_past_the_memory_cap() {
+        let input = text(21, 50 * KIB);
+        let mut capture = Capture::new(None, limits(2 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 333);
+        assert_same(&agent.got(), &input, "no dir");
+        assert!(captured.streamed.is_some());
+        // Output that fits in memory never streams.
+        let mut capture = Capture::new(None, limits(64 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        assert_eq!(feed(capture, &input, 333).streamed, None);
+        assert!(agent.got().is_empty());
+    }
+
+    #[test]
+    fn the_disk_cap_is_not_a_failure_and_does_not_stream() {
+        let dir = TempDir::new("capnostream");
+        let input = text(22, 100 * KIB);
+        let mut capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 4096);
+        assert!(captured.dropped_bytes > 0);
+        assert_eq!(captured.streamed, None);
+        assert!(agent.got().is_empty());
+    }
+
+    #[test]
+    fn a_failing_fsync_at_the_end_streams_from_the_file() {
+        let dir = TempDir::new("fsyncstream");
+        let path = dir.0.join("spill.tmp");
+        fs::create_dir_all(&dir.0).unwrap();
+        struct SyncFails(File);
+        impl Write for SyncFails {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.write(buf)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                self.0.flush()
+            }
+        }
+        impl Sink for SyncFails {
+            fn sync(&mut self) -> io::Result<()> {
+                Err(io::Error::other("fsync failed"))
+            }
+        }
+        let input = text(23, 200 * KIB);
+        let sink = Box::new(SyncFails(File::create(&path).unwrap()));
+        let mut capture = Capture::with_sink(path, sink, limits(2 * KIB, 1 << 30, KIB));
+        let agent = Agent::default();
+        capture.stream_overflow_to(agent.boxed());
+        let captured = feed(capture, &input, 5000);
+        assert_same(&agent.got(), &input, "fsync");
+        assert!(captured.streamed.is_some());
+    }
+
     #[cfg(unix)]
     fn mode(path: &Path) -> u32 {
         use std::os::unix::fs::PermissionsExt;
@@ -731,7 +1121,7 @@ mod tests {
         assert_eq!(captured.storage, Storage::Memory(Vec::new()));
         assert_eq!(captured.total_bytes, 0);
         assert_eq!(captured.hex_id(), "e3b0c44298fc");
-        assert_eq!(captured.for_reduction(100).unwrap(), (Vec::new(), 0));
+        assert_eq!(captured.read_whole(100).unwrap(), Some(Vec::new()));
     }
 
     #[test]
@@ -942,77 +1332,85 @@ mod tests {
         assert_eq!(stored(&b), [b'b'; 100]);
     }
 
-    #[test]
-    fn for_reduction_returns_everything_held_in_memory_and_zero_skipped() {
-        let input = text(12, 30 * KIB);
-        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
-        assert_eq!(captured.for_reduction(1 << 20).unwrap(), (input.clone(), 0));
-        assert_eq!(captured.for_reduction(input.len()).unwrap(), (input, 0));
+    /// Everything `for_each_chunk` hands out: bytes joined, and the lost pieces.
+    fn pieces(captured: &Captured) -> (Vec<Vec<u8>>, Vec<(u64, u64)>) {
+        let mut chunks = Vec::new();
+        let mut lost = Vec::new();
+        captured
+            .for_each_chunk(|piece| match piece {
+                Piece::Bytes(bytes) => chunks.push(bytes.to_vec()),
+                Piece::Lost { bytes, newlines } => lost.push((bytes, newlines)),
+            })
+            .unwrap();
+        (chunks, lost)
     }
 
     #[test]
-    fn for_reduction_within_budget_cuts_head_and_tail_at_newlines() {
-        let dir = TempDir::new("reduce");
-        let input = numbered_lines(1000); // 11 000 bytes
+    fn read_whole_returns_everything_kept_up_to_the_limit() {
+        let dir = TempDir::new("whole");
+        let input = text(12, 30 * KIB);
         let in_memory = feed(Capture::new(None, Limits::default()), &input, 4096);
         let spilled =
             feed(Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 30, KIB)), &input, 4096);
-        assert!(matches!(spilled.storage, Storage::Spilled { .. }));
         for captured in [&in_memory, &spilled] {
-            // Windows of 500 bytes: the head is cut after 45 lines (495 bytes), the tail starts
-            // 5 bytes into a line and so at the next line (45 lines).
-            let (bytes, skipped) = captured.for_reduction(1000).unwrap();
-            let expected = [&input[..495], &input[input.len() - 495..]].concat();
-            assert_eq!(bytes, expected);
-            assert_eq!(skipped, (input.len() - 990) as u64);
-            // Windows already on line boundaries are not cut.
-            let (bytes, skipped) = captured.for_reduction(220).unwrap();
-            assert_eq!(bytes, [&input[..110], &input[input.len() - 110..]].concat());
-            assert_eq!(skipped, (input.len() - 220) as u64);
+            assert_eq!(captured.read_whole(1 << 20).unwrap(), Some(input.clone()));
+            assert_eq!(captured.read_whole(input.len()).unwrap(), Some(input.clone()));
+            assert_eq!(captured.read_whole(input.len() - 1).unwrap(), None);
+            assert_eq!(captured.head(100).unwrap(), input[..100]);
+            assert_eq!(captured.last(100).unwrap(), input[input.len() - 100..]);
         }
     }
 
     #[test]
-    fn for_reduction_never_reaches_across_dropped_bytes() {
-        let dir = TempDir::new("gap");
+    fn read_whole_refuses_an_output_with_dropped_bytes() {
         let input = numbered_lines(1000);
-        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
-        let captured = feed(capture, &input, 64 * KIB);
-        assert_eq!(captured.dropped_bytes, (11_000 - 4096 - 512) as u64);
-        // The budget covers every kept byte, yet bytes were dropped: the head is cut after its
-        // last newline (4092) and the tail, whose first byte follows the gap, at its first.
-        let (bytes, skipped) = captured.for_reduction(1 << 20).unwrap();
-        assert_eq!(bytes, [&input[..4092], &input[10_494..]].concat());
-        assert_eq!(skipped, (11_000 - 4092 - 506) as u64);
+        let captured = feed(Capture::new(None, limits(KIB, 0, 512)), &input, 64 * KIB);
+        assert!(captured.dropped_bytes > 0);
+        assert_eq!(captured.read_whole(1 << 20).unwrap(), None);
+        // The last bytes come from the tail, never from across the gap.
+        assert_eq!(captured.last(1 << 20).unwrap(), captured.tail);
     }
 
     #[test]
-    fn for_reduction_keeps_a_window_without_newlines_whole() {
-        let input = vec![b'x'; 10_000];
-        let captured = feed(Capture::new(None, Limits::default()), &input, 4096);
-        let (bytes, skipped) = captured.for_reduction(1000).unwrap();
-        assert_eq!(bytes.len(), 1000);
-        assert_eq!(skipped, 9000);
-    }
-
-    #[test]
-    fn for_reduction_stays_within_any_budget() {
-        let dir = TempDir::new("budget");
-        let input = text(13, 40 * KIB);
-        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 8 * KIB as u64, 2 * KIB));
-        let captured = feed(capture, &input, 999);
-        for budget in [0, 1, 2, 3, 10, 100, 4097, 10 * KIB, 1 << 20] {
-            let (bytes, skipped) = captured.for_reduction(budget).unwrap();
-            assert!(bytes.len() <= budget, "budget {budget}: {}", bytes.len());
-            assert_eq!(bytes.len() as u64 + skipped, input.len() as u64);
+    fn chunks_are_the_streams_chunks_and_cover_every_kept_byte() {
+        let dir = TempDir::new("chunks-read");
+        let input = numbered_lines(300_000); // 3.3 MB: several chunks
+        let in_memory = feed(Capture::new(None, limits(8 << 20, 1 << 30, KIB)), &input, 65_536);
+        let spilled =
+            feed(Capture::new(Some(dir.0.clone()), limits(KIB, 1 << 30, KIB)), &input, 65_536);
+        let expected: Vec<Vec<u8>> = stream::chunks(&input).map(<[u8]>::to_vec).collect();
+        assert!(expected.len() > 3);
+        for captured in [&in_memory, &spilled] {
+            let (chunks, lost) = pieces(captured);
+            assert_eq!(chunks, expected);
+            assert!(lost.is_empty());
         }
     }
 
     #[test]
-    fn for_reduction_rejects_inconsistent_counts() {
+    fn dropped_bytes_are_one_lost_piece_with_their_line_count() {
+        let dir = TempDir::new("lost");
+        let input = numbered_lines(1000); // 11 000 bytes, 1000 line feeds
+        let capture = Capture::new(Some(dir.0.clone()), limits(KIB, 4 * KIB as u64, 512));
+        let captured = feed(capture, &input, 700);
+        let (chunks, lost) = pieces(&captured);
+        let dropped = captured.dropped_bytes;
+        assert_eq!(dropped, (11_000 - 4096 - 512) as u64);
+        let start = 4096;
+        let gap = &input[start..start + usize::try_from(dropped).unwrap()];
+        assert_eq!(lost, [(dropped, newlines(gap))]);
+        assert_eq!(chunks.concat(), [&input[..4096], &input[input.len() - 512..]].concat());
+        // Every line feed is somewhere: kept, or counted as lost.
+        let kept: u64 = chunks.iter().map(|c| newlines(c)).sum();
+        assert_eq!(kept + captured.dropped_newlines, 1000);
+    }
+
+    #[test]
+    fn reading_rejects_inconsistent_counts() {
         let mut captured = feed(Capture::new(None, Limits::default()), b"abc\n", 4);
         captured.dropped_bytes = 7;
-        assert_eq!(captured.for_reduction(10).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert_eq!(captured.read_whole(10).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert!(captured.for_each_chunk(|_| {}).is_err());
     }
 
     #[test]
@@ -1036,7 +1434,7 @@ mod tests {
                 .map(|chunk| {
                     let captured = feed(make(&dir.0), &input, chunk);
                     assert_accounts(&captured, &input);
-                    let reduced = captured.for_reduction(10 * KIB).unwrap();
+                    let reduced = pieces(&captured);
                     (
                         captured.total_bytes,
                         captured.sha256,
@@ -1061,7 +1459,8 @@ mod tests {
             for piece in input.chunks(chunk) {
                 ring.push(piece);
             }
-            assert_eq!(ring.into_vec(), input[4900..], "chunk {chunk}");
+            let (first, second) = ring.slices();
+            assert_eq!([first, second].concat(), input[4900..], "chunk {chunk}");
         }
     }
 

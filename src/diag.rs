@@ -1,11 +1,16 @@
 //! The only writer of stderr: `tj: …` errors and warnings, each warning at most once per
 //! process, and quiet handling of a vanished reader (`tj ls | head`).
 //!
-//! Messages are lowercase, name what failed and what tj did instead (STYLE.md 2.3).
+//! Messages are lowercase, name what failed and what tj did instead (STYLE.md 2.3). They
+//! often quote what tj read (a command, an artifact id, a path from the store), so every
+//! control character in them is escaped ([`escape`]): stored data must never drive the
+//! terminal (issue 9).
 
 #![allow(clippy::print_stderr)] // this module is the one place that may write stderr
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::{Mutex, PoisonError};
 
@@ -13,12 +18,12 @@ static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 /// Prints `tj: {err:#}` on stderr (the whole context chain on one line).
 pub fn error(err: &anyhow::Error) {
-    let _ = writeln!(io::stderr().lock(), "tj: {err:#}");
+    let _ = writeln!(io::stderr().lock(), "tj: {}", escape(&format!("{err:#}")));
 }
 
 /// Prints `tj: warning: {msg}` on stderr.
 pub fn warn(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "tj: warning: {msg}");
+    let _ = writeln!(io::stderr().lock(), "tj: warning: {}", escape(msg));
 }
 
 /// Prints `tj: warning: {msg}` unless the same message was printed before by this process.
@@ -28,6 +33,44 @@ pub fn warn_once(msg: &str) {
         drop(seen);
         warn(msg);
     }
+}
+
+/// `text` with every control character made visible: `\t`, `\n`, `\r`, `\e` for ESC, and
+/// `\x7f` or `\u{9b}` for the rest of C0, DEL and C1; also the bidirectional overrides and
+/// isolates (U+202A–U+202E, U+2066–U+2069), which reorder what a terminal shows. Borrows
+/// when there is nothing to escape.
+///
+/// For everything tj prints *about* data it did not write itself — commands and ids from
+/// the store, file names, arguments echoed in errors — never for an original (`tj expand`
+/// prints the command's output as it was).
+///
+/// ```
+/// assert_eq!(tj::diag::escape("cargo test"), "cargo test");
+/// assert_eq!(tj::diag::escape("\u{1b}]0;PWNED\u{7}\u{1b}[2J"), r"\e]0;PWNED\x07\e[2J");
+/// ```
+pub fn escape(text: &str) -> Cow<'_, str> {
+    let needs =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(needs) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{1b}' => out.push_str("\\e"),
+            c if u32::from(c) < 0x80 && needs(c) => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if needs(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Returns true if and only if `err` means the reader of our output went away, which the

@@ -1,11 +1,19 @@
 //! `tj expand`: print a stored original, whole or in part.
+//!
+//! Lines are numbered as the rendition numbered them: the output rendered as the terminal
+//! showed it (at the PTY's width), its bytes that are not UTF-8 compacted as the reducer
+//! compacts them, and, past [`stream::WHOLE_MAX`] bytes, rendered in the same chunks a
+//! streamed reduction used ([`stream::chunks`]). What is printed is the original's text
+//! (not escaped: it is the command's own output); what tj says about it is escaped.
+
+use std::ops::ControlFlow;
 
 use anyhow::{Result, bail};
 
 use crate::emit;
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::split_lines;
+use crate::reduce::{binary, stream};
 use crate::store::Store;
 
 /// Print a stored original
@@ -18,11 +26,18 @@ pub(crate) struct Args {
     /// The artifact id
     id: String,
 
-    /// The exact bytes the command wrote
+    /// The stored bytes, exactly: what the command wrote, or, for a command run on a PTY
+    /// (`tj run` without --no-pty), what the terminal received (`\r\n` line ends, colours)
     #[arg(long, conflicts_with = "lines")]
     raw: bool,
 
-    /// Only lines A to B (1-based, inclusive), e.g. `120:480`, `120:` or `:40`
+    /// The stored bytes with `\r\n` made `\n`: a PTY run's output as a pipe would have
+    /// carried it (colours and other escapes stay)
+    #[arg(long, conflicts_with_all = ["raw", "lines", "grep"])]
+    lf: bool,
+
+    /// Only lines A to B (1-based, inclusive), e.g. `120:480`, `120:`, `:40`, `120`, or a
+    /// marker's range as printed (`L120–480`)
     #[arg(long, value_name = "A:B")]
     lines: Option<String>,
 
@@ -31,7 +46,7 @@ pub(crate) struct Args {
     grep: Option<String>,
 
     /// The rendition the agent was given, not the original
-    #[arg(long, conflicts_with_all = ["raw", "lines", "grep"])]
+    #[arg(long, conflicts_with_all = ["raw", "lf", "lines", "grep"])]
     reduced: bool,
 }
 
@@ -46,6 +61,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         };
     }
+    // Checked before anything is read, so that a bad range costs nothing.
+    let range = args.lines.as_deref().map(parse_range).transpose()?;
     let bytes = match store.read(&args.id) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -55,8 +72,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     };
     let full_id = store.resolve(&args.id)?;
     let tail = store.read_tail(&full_id);
-    if args.raw {
-        emit::stdout_bytes(&bytes)?;
+    if args.raw || args.lf {
+        if args.lf {
+            emit::stdout_bytes(&crlf_to_lf(&bytes))?;
+        } else {
+            emit::stdout_bytes(&bytes)?;
+        }
         if let Some(tail) = &tail {
             crate::diag::warn(&format!(
                 "the output passed the disk cap: this is its head; the last {} bytes are in `{}`",
@@ -66,6 +87,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         }
         return Ok(Status::Ok);
     }
+    if let Some(found) = binary::detect(&bytes) {
+        bail!(
+            "`{full_id}` is binary output ({}, {} bytes), not text: `tj expand {full_id} --raw > FILE` gives its bytes",
+            found.kind,
+            bytes.len()
+        );
+    }
     if tail.is_some() {
         crate::diag::warn(
             "the output passed the disk cap: the middle was not kept; showing the head",
@@ -73,49 +101,130 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     // Rendered as the rendition was, at the PTY's width, so line numbers agree.
     let cols = store.previous(&full_id).and_then(|meta| meta.cols);
-    let rendered = crate::reduce::screen_width(&bytes, cols);
-    let lines = split_lines(&rendered);
-    let (from, to) = match &args.lines {
-        Some(range) => parse_range(range, lines.len())?,
-        None => (1, lines.len()),
+    let (from, to) = range.unwrap_or((1, usize::MAX));
+    let pattern = match &args.grep {
+        Some(pattern) => Some(
+            regex::Regex::new(pattern)
+                .map_err(|e| anyhow::anyhow!("--grep: invalid regex: {e}"))?,
+        ),
+        None => None,
     };
-    if from > to {
-        return Ok(Status::Ok);
-    }
-    if let Some(pattern) = &args.grep {
-        let re = regex::Regex::new(pattern)
-            .map_err(|e| anyhow::anyhow!("--grep: invalid regex: {e}"))?;
-        let mut out = String::new();
-        for (n, line) in lines.iter().enumerate().take(to).skip(from - 1) {
-            if re.is_match(line) {
-                out.push_str(&format!("{}:{line}\n", n + 1));
+    let mut out = String::new();
+    let mut printed = 0usize;
+    let mut failed = None;
+    let total = for_each_line(&bytes, cols, |n, line| {
+        if n > to {
+            return ControlFlow::Break(());
+        }
+        if n < from {
+            return ControlFlow::Continue(());
+        }
+        match &pattern {
+            Some(re) if !re.is_match(line) => return ControlFlow::Continue(()),
+            Some(_) => out.push_str(&format!("{n}:{line}\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
             }
         }
-        if out.is_empty() {
-            return Ok(Status::Failure);
+        printed += 1;
+        if out.len() >= stream::CHUNK {
+            if let Err(err) = emit::stdout_bytes(out.as_bytes()) {
+                failed = Some(err);
+                return ControlFlow::Break(());
+            }
+            out.clear();
         }
-        emit::stdout(out.trim_end())?;
-        return Ok(Status::Ok);
+        ControlFlow::Continue(())
+    });
+    if let Some(err) = failed {
+        return Err(err);
     }
-    emit::stdout(&lines[from - 1..to].join("\n"))?;
+    if let Some(total) = total
+        && from > total.max(1)
+    {
+        let lines = args.lines.as_deref().unwrap_or_default();
+        match total {
+            0 => bail!("--lines {lines}: `{full_id}` has no lines"),
+            1 => bail!("--lines {lines}: `{full_id}` has 1 line (1:1)"),
+            _ => bail!("--lines {lines}: `{full_id}` has {total} lines (1–{total})"),
+        }
+    }
+    if pattern.is_some() && printed == 0 {
+        return Ok(Status::Failure);
+    }
+    emit::stdout_bytes(out.as_bytes())?;
     Ok(Status::Ok)
 }
 
-/// Parses `A:B` into a 1-based inclusive range clamped to `len` lines.
-fn parse_range(text: &str, len: usize) -> Result<(usize, usize)> {
-    let Some((a, b)) = text.split_once(':') else {
-        bail!("--lines takes A:B (e.g. 120:480), got `{text}`");
+/// Calls `f` with each line of `bytes` and its 1-based number, numbered as the rendition
+/// numbered them (see the module docs), until `f` breaks. Returns the number of lines when
+/// it saw them all, `None` when `f` broke.
+fn for_each_line(
+    bytes: &[u8],
+    cols: Option<u16>,
+    mut f: impl FnMut(usize, &str) -> ControlFlow<()>,
+) -> Option<usize> {
+    let mut n = 0;
+    if bytes.len() <= stream::WHOLE_MAX {
+        let (compacted, _) = binary::compact(bytes);
+        let rendered = crate::reduce::screen_width(&compacted, cols);
+        for line in crate::reduce::split_lines(&rendered) {
+            n += 1;
+            f(n, line).is_continue().then_some(())?;
+        }
+        return Some(n);
+    }
+    for chunk in stream::chunks(bytes) {
+        let (text, _) = stream::render_chunk(chunk, cols);
+        for line in stream::chunk_lines(&text) {
+            n += 1;
+            f(n, line).is_continue().then_some(())?;
+        }
+    }
+    Some(n)
+}
+
+/// `bytes` with every `\r\n` made `\n`.
+fn crlf_to_lf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Parses a line range: `A:B`, `A–B` (the en dash markers print), `A-B`, with either end
+/// left open, or one line `A`; an `L` before it (`L120–480`, copied from a marker) is
+/// allowed. 1-based and inclusive; an open end is 1 or the last line.
+fn parse_range(text: &str) -> Result<(usize, usize)> {
+    let spec = text.trim();
+    let spec = spec.strip_prefix(['L', 'l']).unwrap_or(spec);
+    let (a, b) = match spec.split_once([':', '–', '-']) {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (spec, spec),
     };
     let num = |s: &str, default: usize| -> Result<usize> {
         if s.is_empty() {
             return Ok(default);
         }
-        s.trim()
-            .parse::<usize>()
-            .map_err(|_| anyhow::anyhow!("--lines: `{s}` is not a line number"))
+        match s.parse::<usize>() {
+            Ok(0) => bail!("--lines {text}: lines are numbered from 1"),
+            Ok(n) => Ok(n),
+            Err(_) => bail!("--lines takes A:B (e.g. 120:480 or 120–480), got `{text}`"),
+        }
     };
-    let from = num(a, 1)?.max(1);
-    let to = num(b, len)?.min(len);
+    let from = num(a, 1)?;
+    let to = num(b, usize::MAX)?;
+    if from > to {
+        bail!("--lines {text}: the range ends before it starts (did you mean {to}:{from}?)");
+    }
     Ok((from, to))
 }
 
@@ -124,12 +233,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_parse_and_clamp() {
-        assert_eq!(parse_range("120:480", 1000).unwrap(), (120, 480));
-        assert_eq!(parse_range(":40", 1000).unwrap(), (1, 40));
-        assert_eq!(parse_range("990:", 1000).unwrap(), (990, 1000));
-        assert_eq!(parse_range("0:5000", 10).unwrap(), (1, 10));
-        assert!(parse_range("12", 10).is_err());
-        assert!(parse_range("a:b", 10).is_err());
+    fn ranges_parse_in_every_form_markers_and_people_write() {
+        assert_eq!(parse_range("120:480").unwrap(), (120, 480));
+        assert_eq!(parse_range("120–480").unwrap(), (120, 480));
+        assert_eq!(parse_range("L120–480").unwrap(), (120, 480));
+        assert_eq!(parse_range("120-480").unwrap(), (120, 480));
+        assert_eq!(parse_range(":40").unwrap(), (1, 40));
+        assert_eq!(parse_range("990:").unwrap(), (990, usize::MAX));
+        assert_eq!(parse_range("12").unwrap(), (12, 12));
+        assert!(parse_range("a:b").is_err());
+        assert!(parse_range("0:5").unwrap_err().to_string().contains("numbered from 1"));
+        let err = parse_range("1499:2").unwrap_err().to_string();
+        assert!(err.contains("ends before it starts"), "{err}");
+    }
+
+    #[test]
+    fn lf_keeps_lone_carriage_returns() {
+        assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n\r"), b"a\nb\rc\n\r");
+    }
+
+    #[test]
+    fn big_outputs_are_numbered_in_the_chunks_a_stream_uses() {
+        let mut bytes = Vec::new();
+        let mut n = 0;
+        while bytes.len() <= stream::WHOLE_MAX {
+            n += 1;
+            bytes.extend_from_slice(format!("line {n}\n").as_bytes());
+        }
+        let mut seen = 0;
+        let total = for_each_line(&bytes, None, |i, line| {
+            seen += 1;
+            assert_eq!(line, format!("line {i}"));
+            ControlFlow::Continue(())
+        });
+        assert_eq!(total, Some(n));
+        assert_eq!(seen, n);
     }
 }

@@ -1,13 +1,17 @@
 //! `tj ls`: the stored originals, newest first.
+//!
+//! Everything listed comes from metadata files anyone with access to the store could have
+//! written, so every field is printed through [`diag::escape`]: a stored command holding
+//! escape sequences is shown, never played on the terminal.
 
 use std::fmt::Write as _;
 
 use anyhow::Result;
 
-use crate::emit;
 use crate::env::Env;
 use crate::exit::Status;
 use crate::store::{Store, now_secs};
+use crate::{diag, emit};
 
 /// List recent artifacts: id, age, command, exit, raw → reduced
 #[derive(Debug, clap::Args)]
@@ -24,11 +28,12 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let store = Store::new(env)?;
     let (mut list, corrupt) = store.list()?;
-    if corrupt > 0 {
-        crate::diag::warn_once(&format!(
-            "{corrupt} artifacts have unreadable metadata; not listed"
-        ));
+    match corrupt {
+        0 => {}
+        1 => diag::warn_once("1 artifact has unreadable metadata; not listed"),
+        n => diag::warn_once(&format!("{n} artifacts have unreadable metadata; not listed")),
     }
+    let stored = list.len();
     list.truncate(args.limit);
     if args.format == emit::Format::Json {
         emit::json(&list)?;
@@ -47,19 +52,29 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         let _ = writeln!(
             out,
             "{}  {:>5}  {:<8}  {:>9} → {:<9}  {}",
-            meta.id,
+            diag::escape(&meta.id),
             age(now.saturating_sub(meta.created_at)),
             exit,
             meta.bytes,
             reduced,
-            truncate(&command, 60)
+            truncate(&diag::escape(&command), 60)
         );
     }
-    if out.is_empty() {
-        out.push_str("no artifacts stored yet");
+    if stored == 0 {
+        out = empty_store(corrupt);
     }
     emit::stdout(out.trim_end())?;
     Ok(Status::Ok)
+}
+
+/// What `tj ls` says when it lists nothing: a store whose every entry is corrupt is not an
+/// empty one.
+fn empty_store(corrupt: usize) -> String {
+    match corrupt {
+        0 => "no artifacts stored yet".to_owned(),
+        1 => "no artifacts listed: 1 corrupt entry (its metadata is unreadable)".to_owned(),
+        n => format!("no artifacts listed: {n} corrupt entries (their metadata is unreadable)"),
+    }
 }
 
 /// `42s`, `5m`, `3h`, `2d`.
@@ -91,6 +106,12 @@ mod tests {
         assert_eq!(age(125), "2m");
         assert_eq!(age(7200), "2h");
         assert_eq!(age(3 * 86400), "3d");
+    }
+
+    #[test]
+    fn an_all_corrupt_store_is_not_called_empty() {
+        assert_eq!(empty_store(0), "no artifacts stored yet");
+        assert!(empty_store(3).contains("3 corrupt entries"), "{}", empty_store(3));
     }
 
     #[test]

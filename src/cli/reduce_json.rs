@@ -4,6 +4,12 @@
 //! Input: a `ToolExecutionInput` object (`toolName`, `command`, `argv`, `combinedText` or
 //! `stdout`/`stderr`, `exitCode`, `cwd`, …) or `{input, options}`. Output: a superset of
 //! tokenjuice's `CompactResult`. Bad input gives `{"error": …}` on stdout and exit 1.
+//!
+//! The output text is whatever the tool printed, so it is read leniently: a `\u0000` is
+//! text like any other, and what JSON can carry but Rust strings cannot — a lone surrogate
+//! escape (`"\ud800"`, which JavaScript's `JSON.stringify` emits for half of a cut emoji),
+//! or raw bytes that are not UTF-8 — becomes U+FFFD instead of failing the request. Only the
+//! fields that name things (`toolName`, `command`, `cwd`) still refuse a NUL.
 
 use std::path::PathBuf;
 
@@ -75,8 +81,9 @@ fn parse(bytes: &[u8]) -> Result<Parsed, Vec<String>> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(vec!["reduce-json requires a JSON object on stdin or in a file".to_owned()]);
     }
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| vec![format!("invalid JSON: {e}")])?;
+    let text = String::from_utf8_lossy(bytes);
+    let value: Value = serde_json::from_str(&replace_lone_surrogates(&text))
+        .map_err(|e| vec![format!("invalid JSON: {e}")])?;
     let Value::Object(map) = value else {
         return Err(vec!["reduce-json payload must be an object".to_owned()]);
     };
@@ -102,7 +109,8 @@ fn input(map: &Map<String, Value>) -> Result<Parsed, Vec<String>> {
     let mut errors = Vec::new();
     let string = |key: &str, errors: &mut Vec<String>| match map.get(key) {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.contains('\0') => {
+        // The output itself may hold anything; a name may not hold a NUL.
+        Some(Value::String(s)) if s.contains('\0') && !TEXT_KEYS.contains(&key) => {
             errors.push(format!("input.{key} must not contain NUL bytes"));
             None
         }
@@ -167,6 +175,56 @@ fn input(map: &Map<String, Value>) -> Result<Parsed, Vec<String>> {
     Ok(Parsed { tool_name, command, argv, text, exit_code, duration_ms, cols, ..Parsed::default() })
 }
 
+/// The fields that carry the tool's output, taken as they are.
+const TEXT_KEYS: [&str; 3] = ["combinedText", "stdout", "stderr"];
+
+/// `json` with every `\uXXXX` escape of a lone surrogate (one not part of a high–low pair)
+/// replaced by `\ufffd`, which serde_json refuses in a `String` where JavaScript's
+/// `JSON.stringify` produces it. Borrows when there is none. Only escapes are looked at: in
+/// valid JSON a backslash occurs only inside strings, and `\\` is skipped as a pair, so
+/// `"\\ud800"` (a backslash, then text) is left alone.
+fn replace_lone_surrogates(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains("\\u") {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let bytes = json.as_bytes();
+    let escape = |i: usize| -> Option<u16> {
+        let hex = json.get(i + 2..i + 6)?;
+        (bytes.get(i + 1) == Some(&b'u')).then(|| u16::from_str_radix(hex, 16).ok()).flatten()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape(i) else {
+            i += 2; // `\\`, `\"`, `\n`, …: never the start of a `\u` escape
+            continue;
+        };
+        let paired = (0xd800..0xdc00).contains(&unit)
+            && bytes.get(i + 6) == Some(&b'\\')
+            && escape(i + 6).is_some_and(|low| (0xdc00..0xe000).contains(&low));
+        if paired {
+            i += 12;
+        } else if (0xd800..0xe000).contains(&unit) {
+            out.push_str(&json[copied..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    out.push_str(&json[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
 fn options(map: &Map<String, Value>, parsed: &mut Parsed) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     for key in ["raw", "noOmit", "store", "trace", "recordStats"] {
@@ -227,6 +285,21 @@ mod tests {
         let errs =
             parse(br#"{"toolName":"exec","argv":["x"],"combinedText":"a","cols":0}"#).unwrap_err();
         assert!(errs.iter().any(|e| e.contains("input.cols")), "{errs:?}");
+    }
+
+    #[test]
+    fn output_text_may_hold_nul_and_lone_surrogates() {
+        let p =
+            parse(br#"{"toolName":"exec","combinedText":"a\u0000b \ud83d end \udc00"}"#).unwrap();
+        assert_eq!(p.text, "a\0b \u{fffd} end \u{fffd}");
+        // A valid pair is kept, and an escaped backslash before `u` is text.
+        let p = parse(br#"{"toolName":"exec","stdout":"\ud83d\ude00 \\ud800"}"#).unwrap();
+        assert_eq!(p.text, "\u{1f600} \\ud800");
+        // Raw bytes that are not UTF-8 are replaced, not refused.
+        let p = parse(b"{\"toolName\":\"exec\",\"stdout\":\"a\xffb\"}").unwrap();
+        assert_eq!(p.text, "a\u{fffd}b");
+        let errs = parse(br#"{"toolName":"exec","command":"a\u0000b"}"#).unwrap_err();
+        assert!(errs[0].contains("input.command must not contain NUL"), "{errs:?}");
     }
 
     #[test]

@@ -1,24 +1,38 @@
 //! `tj run`: run a command in a PTY, live for the human, reduced for the agent (DESIGN.md
 //! "Contracts of `tj run`").
 //!
-//! This is the orchestration only: decide the mode, build the child's environment, relay
-//! (`run::run`), persist the original (before anything names it), reduce, emit. Every
-//! failure inside tj is one warning and a fail-open path: the exit status is always the
-//! child's.
+//! This is the orchestration only, one function per step: decide the mode
+//! ([`decide_mode`]), build the child's spec ([`build_spec`]), relay and capture
+//! ([`relay()`]), persist the original before anything names it ([`persist`]), reduce
+//! ([`reduce_output`]), annotate ([`annotate`]), emit ([`emit_rendition`]). Every failure
+//! inside tj is one warning and a fail-open path: the exit status is always the child's.
+//!
+//! What the agent gets ([`Rendition`]):
+//! - an output of at most [`stream::WHOLE_MAX`] bytes is reduced whole by the engine;
+//! - a larger one that is stored is reduced as a stream ([`stream`]): numbered over the
+//!   whole output, a marker at every gap, bounded like any rendition;
+//! - one that could not be stored is never reduced (a compression nobody can undo is a
+//!   deletion): it goes out whole, rendered a chunk at a time so that it is never held as
+//!   text twice. When the store fails while the command runs and the output outgrows memory,
+//!   the capture streams it to stdout as it comes (capture.rs, "When nothing can be
+//!   stored"), and only a closing line is left to print. `--raw` takes the whole path too.
+//!
+//! Each warning says which of these happened, never more than is true.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::reduce::record;
-use crate::capture::{Capture, Limits};
+use crate::capture::{Capture, Captured, Limits, Piece, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
 use crate::env::Env;
 use crate::exit::Status;
-use crate::reduce::{self, Input, Options};
+use crate::reduce::{self, ArtifactRef, Input, Options, Reduction, stream};
 use crate::run::mode::{self, Facts, Mode};
 use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
 use crate::store::{Metadata, Store};
@@ -64,13 +78,40 @@ pub(crate) struct Args {
     #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
     raw: bool,
 
-    /// The command and its arguments
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The command and its arguments (`--` before it is optional: tj's own options end at
+    /// the first argument that is not one of them)
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
-    let stdout_is_tty = std::io::stdout().is_terminal();
+    let mode = decide_mode(args, env);
+    if mode == Mode::Transparent {
+        return Ok(exec_directly(&args.command));
+    }
+    let spec = build_spec(args, env, mode);
+    let store = Store::new(env).ok();
+    let mut run = match relay(args, &spec, mode, store.as_ref()) {
+        Ok(run) => run,
+        // The child never ran: the error is printed, the status is env(1)'s.
+        Err(status) => return Ok(status),
+    };
+    let mut meta = metadata(args, env, mode, &run);
+    // The original is persisted before any rendition that names it (DESIGN.md "Store").
+    let artifact = persist(store.as_ref(), &mut run.captured, &mut meta);
+    let mut rendition = reduce_output(args, env, &run, artifact.as_ref());
+    annotate(&mut rendition, args, &run);
+    if let (Some(store), Some(artifact), Rendition::Reduced(reduction)) =
+        (&store, &artifact, &mut rendition)
+    {
+        record(store, artifact, &mut meta, reduction);
+    }
+    emit_rendition(args, mode, &rendition, &run, meta.duration_ms);
+    Ok(run.status)
+}
+
+/// Terminal, agent or transparent (DESIGN.md "Modes").
+fn decide_mode(args: &Args, env: &Env) -> Mode {
     let facts = Facts {
         agent_flag: args.agent,
         live_flag: args.live,
@@ -81,19 +122,20 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
             id
         }),
-        stdout_is_tty,
+        stdout_is_tty: std::io::stdout().is_terminal(),
         stdout_id: stdout_identity(),
     };
-    let (mode, _reason) = mode::decide(&facts, env);
-    if mode == Mode::Transparent {
-        return Ok(exec_directly(&args.command));
-    }
-    let stdin_is_tty = std::io::stdin().is_terminal();
-    let Some(cwd) = env.cwd.clone() else {
-        anyhow::bail!("could not read the working directory; not running {}", show(&args.command));
-    };
+    mode::decide(&facts, env).0
+}
 
-    let mut spec = Spec::new(args.command.clone(), cwd.clone());
+/// What to run and how: the PTY, the child's environment, the watchdog.
+fn build_spec(args: &Args, env: &Env, mode: Mode) -> Spec {
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    let stdin_is_tty = std::io::stdin().is_terminal();
+    // A working directory that was deleted cannot be named, but the child can still run in
+    // it: "." is entered as it is, exactly as a shell in that directory would run it.
+    let cwd = env.cwd.clone().unwrap_or_else(|| PathBuf::from("."));
+    let mut spec = Spec::new(args.command.clone(), cwd);
     spec.pty = !args.no_pty;
     // Live output to a terminal tj will not make raw (stdin is not one): that terminal
     // translates newlines itself, so the PTY must not.
@@ -116,13 +158,120 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         spec.blocked_after = Some(blocked_after(env));
         spec.size = Some(relay::WinSize::for_agent(std::env::var_os("COLUMNS").as_deref()));
     }
+    spec
+}
 
-    let store = Store::new(env).ok();
-    let spill_dir = store.as_ref().and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+/// A command that ran: how it ended and what it wrote.
+struct Ran {
+    outcome: relay::Outcome,
+    /// tj's exit status: the child's.
+    status: Status,
+    /// The exit code as recorded (128+N for signal N).
+    exit_code: Option<i64>,
+    signal: Option<i32>,
+    captured: Captured,
+}
+
+/// Runs the command with live output where the mode wants it and every byte captured.
+/// `Err` is the status to exit with when the child never ran (the error is printed).
+fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<Ran, Status> {
+    let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+    let mut capture = Capture::new(spill_dir, Limits::default());
+    // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
+    // to the agent as it comes rather than being dropped (capture.rs, "When nothing can be
+    // stored"). Only where stdout is the agent's text stream.
+    if mode == Mode::Agent
+        && !has_side_channel(args)
+        && args.emit_format == Format::Text
+        && let Ok(fd) = relay::LiveFd::stdout()
+    {
+        capture.stream_overflow_to(Box::new(emit::CleanLive::new(fd)));
+    }
     // An Option so the capture can be taken back out whole once the relay is done with it.
-    let capture = Arc::new(Mutex::new(Some(Capture::new(spill_dir, Limits::default()))));
+    let capture = Arc::new(Mutex::new(Some(capture)));
     let sink = Arc::clone(&capture);
-    let live: Option<Box<dyn std::io::Write + Send>> = match mode {
+    let mut io = RelayIo::new(
+        live_output(args, mode),
+        Box::new(move |bytes: &[u8]| {
+            if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                capture.write(bytes);
+            }
+        }),
+    );
+    io.stderr = relay::stderr_apart(mode == Mode::Agent);
+    let outcome = relay::run(spec, io);
+    for warning in &outcome.warnings {
+        diag::warn_once(warning);
+    }
+    if let Some(why) = &outcome.live_lost {
+        diag::warn_once(&format!("{why}; live output stopped, the output is still captured"));
+    }
+    let (status, exit_code, signal) = match &outcome.exit {
+        Ok(Exit::Code(code)) => {
+            (Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)), Some(i64::from(*code)), None)
+        }
+        Ok(Exit::Signal(sig)) => {
+            // tj killed a command that ignored the signal tj was sent: tj dies of that
+            // signal; the record keeps the one that ended the command.
+            let dies_of = match outcome.ended_by {
+                Some(asked) if *sig == libc::SIGKILL => asked,
+                _ => *sig,
+            };
+            (Status::Signal(dies_of), Some(128 + i64::from(*sig)), Some(*sig))
+        }
+        Err(err) => {
+            diag::error(&anyhow::anyhow!("{err}"));
+            return Err(match err {
+                SpawnError::NotFound(_) => Status::NotFound,
+                SpawnError::NotExecutable(_) => Status::NotExecutable,
+                SpawnError::Other(_) => Status::TjFailed,
+            });
+        }
+    };
+    // The relay has returned, so nothing writes into the capture any more.
+    let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let Some(capture) = taken else {
+        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
+        return Err(status);
+    };
+    let captured = capture.finish();
+    warn_capture(&captured);
+    Ok(Ran { outcome, status, exit_code, signal, captured })
+}
+
+/// The capture's disk error, if any, and what became of the output because of it.
+fn warn_capture(captured: &Captured) {
+    let Some(err) = &captured.error else { return };
+    if let Some(streamed) = &captured.streamed {
+        let mut msg = format!(
+            "{err}; nothing could be stored, so the whole output went to stdout as it came, unreduced"
+        );
+        if streamed.lost > 0 {
+            msg.push_str(&format!(
+                " (but for {} bytes lost before that, marked where they were)",
+                streamed.lost
+            ));
+        }
+        if let Some(failed) = &streamed.failed {
+            msg.push_str(&format!("; then stdout failed: {failed}"));
+        }
+        diag::warn_once(&msg);
+    } else if captured.dropped_bytes > 0 {
+        diag::warn_once(&format!(
+            "{err}; kept the first {} and the last {} bytes of the output: the {} bytes between them are in no store",
+            captured.storage.len(),
+            captured.tail.len(),
+            captured.dropped_bytes
+        ));
+    }
+    // Otherwise everything is held in memory: storing it is tried next, and warned about if
+    // it fails too.
+}
+
+/// Where the child's bytes go live: the terminal in terminal mode; in agent mode with a side
+/// channel, a clean text stream on stdout; nowhere otherwise.
+fn live_output(args: &Args, mode: Mode) -> Option<Box<dyn std::io::Write + Send>> {
+    match mode {
         Mode::Terminal => match relay::LiveFd::stdout() {
             Ok(fd) => Some(Box::new(fd)),
             Err(err) => {
@@ -133,192 +282,295 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         },
         // An agent with a side channel reads a clean live stream on stdout meanwhile.
-        Mode::Agent if args.emit.is_some() || args.emit_fd.is_some() => {
-            match relay::LiveFd::stdout() {
-                Ok(fd) => Some(Box::new(emit::CleanLive::new(fd))),
-                Err(_) => None,
-            }
-        }
+        Mode::Agent if has_side_channel(args) => match relay::LiveFd::stdout() {
+            Ok(fd) => Some(Box::new(emit::CleanLive::new(fd))),
+            Err(_) => None,
+        },
         _ => None,
-    };
-    let mut io = RelayIo::new(
-        live,
-        Box::new(move |bytes: &[u8]| {
-            if let Some(capture) = sink.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                capture.write(bytes);
-            }
-        }),
-    );
-    io.stderr = relay::stderr_apart(mode == Mode::Agent);
-    let outcome = relay::run(&spec, io);
-    for warning in &outcome.warnings {
-        diag::warn_once(warning);
     }
-    if let Some(why) = &outcome.live_lost {
-        diag::warn_once(&format!("{why}; live output stopped, the output is still captured"));
-    }
-    let status = match &outcome.exit {
-        Ok(Exit::Code(code)) => Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)),
-        // tj killed a command that ignored the signal tj was sent: tj dies of that signal.
-        Ok(Exit::Signal(sig)) => Status::Signal(match outcome.ended_by {
-            Some(asked) if *sig == libc::SIGKILL => asked,
-            _ => *sig,
-        }),
-        Err(err) => {
-            diag::error(&anyhow::anyhow!("{err}"));
-            return Ok(match err {
-                SpawnError::NotFound(_) => Status::NotFound,
-                SpawnError::NotExecutable(_) => Status::NotExecutable,
-                SpawnError::Other(_) => Status::TjFailed,
-            });
-        }
-    };
-    let (exit_code, signal) = match outcome.exit {
-        Ok(Exit::Code(code)) => (Some(i64::from(code)), None),
-        Ok(Exit::Signal(sig)) => (Some(128 + i64::from(sig)), Some(sig)),
-        Err(_) => (None, None),
-    };
+}
 
-    let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
-    // The relay has returned, so nothing writes into the capture any more.
-    let Some(capture) = taken else {
-        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
-        return Ok(status);
-    };
-    let captured = capture.finish();
-    if let Some(err) = &captured.error {
-        diag::warn_once(&format!(
-            "{err}; kept {} bytes, dropped {}",
-            captured.storage.len() + captured.tail.len() as u64,
-            captured.dropped_bytes
-        ));
-    }
-    let argv: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut meta = Metadata {
-        argv: argv.clone(),
-        cwd: Some(cwd.display().to_string()),
-        exit_code,
-        signal,
+fn has_side_channel(args: &Args) -> bool {
+    args.emit.is_some() || args.emit_fd.is_some()
+}
+
+/// The metadata stored beside the original.
+fn metadata(args: &Args, env: &Env, mode: Mode, run: &Ran) -> Metadata {
+    Metadata {
+        argv: argv_strings(&args.command),
+        cwd: env.cwd.as_ref().map(|cwd| cwd.display().to_string()),
+        exit_code: run.exit_code,
+        signal: run.signal,
         session: env.session.clone(),
-        duration_ms: Some(u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX)),
-        pty_held_open: outcome.pty_held_open,
-        cols: outcome.cols,
+        duration_ms: Some(u64::try_from(run.outcome.duration.as_millis()).unwrap_or(u64::MAX)),
+        pty_held_open: run.outcome.pty_held_open,
+        cols: run.outcome.cols,
         mode: Some(if mode == Mode::Agent { "agent" } else { "terminal" }.to_owned()),
         ..Metadata::default()
+    }
+}
+
+/// Stores the original. `None` (after one warning) when it could not be stored: then
+/// nothing lossy may be adopted.
+fn persist(
+    store: Option<&Store>,
+    captured: &mut Captured,
+    meta: &mut Metadata,
+) -> Option<ArtifactRef> {
+    if captured.streamed.is_some() {
+        // The disk failed and the agent has the output already: there is nothing to store.
+        return None;
+    }
+    let what = if captured.dropped_bytes > 0 {
+        "the rendition is what tj kept of the output, its first and last bytes"
+    } else {
+        "the rendition is the whole original"
     };
-    // The original is persisted before any rendition that names it (DESIGN.md "Store").
-    let mut captured = captured;
-    let artifact = match store.as_ref().map(|s| s.adopt(&captured, &mut meta)) {
+    match store.map(|s| s.adopt(captured, meta)) {
         Some(Ok(artifact)) => {
             // Adopting renamed the spill file into place: read it back from there.
-            if let crate::capture::Storage::Spilled { path, .. } = &mut captured.storage {
-                *path = std::path::PathBuf::from(&artifact.path);
+            if let Storage::Spilled { path, .. } = &mut captured.storage {
+                *path = PathBuf::from(&artifact.path);
             }
             Some(artifact)
         }
         Some(Err(err)) => {
-            diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
+            diag::warn_once(&format!("{err:#}; nothing was stored: {what}"));
             None
         }
         None => {
-            diag::warn_once(
-                "could not find a data directory (set TJ_DATA_DIR); the rendition is the whole original",
-            );
+            diag::warn_once(&format!(
+                "could not find a data directory (set TJ_DATA_DIR); nothing was stored: {what}"
+            ));
             None
         }
-    };
+    }
+}
 
-    let wants_rendition = mode == Mode::Agent || args.emit.is_some() || args.emit_fd.is_some();
-    let (bytes, skipped) = match captured.for_reduction(REDUCE_BUDGET) {
-        Ok(pair) => pair,
-        Err(err) => {
-            diag::warn_once(&format!("could not read the captured output back: {err}"));
-            (Vec::new(), 0)
-        }
-    };
+/// What the agent is given.
+enum Rendition {
+    /// A reduction, or an original small enough to hold as text.
+    Reduced(Box<Reduction>),
+    /// The whole original, too large to hold as text twice: rendered chunk by chunk as it
+    /// is emitted. For `--raw`, and when it was not stored (nothing lossy may go out).
+    Whole,
+    /// The whole original went to stdout while the command ran (nothing could be stored);
+    /// only a closing line is left to say.
+    Streamed,
+}
+
+/// Reduces the output: whole in memory up to [`stream::WHOLE_MAX`] bytes, as a stream
+/// beyond (when it is stored: otherwise the agent gets all of it).
+fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Rendition {
+    if run.captured.streamed.is_some() {
+        return Rendition::Streamed;
+    }
+    let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
-    let opts = Options { limits: config.limits, raw: args.raw, artifact: artifact.as_ref() };
+    let opts = Options { limits: config.limits, raw: args.raw, artifact };
     let input = Input {
-        raw: &bytes,
+        raw: &[],
         argv: &argv,
         command: None,
         tool_name: None,
-        exit_code,
-        cols: outcome.cols,
+        exit_code: run.exit_code,
+        cols: run.outcome.cols,
     };
-    let mut outcome_r = super::reduce_reporting(&input, &set, &opts);
-    if let Some(blocked) = &outcome.blocked {
-        diag::warn_once(&format!(
-            "{}: blocked on input ({}); ended it",
-            show(&args.command),
-            blocked.reason
-        ));
-        let rendered = reduce::screen_width(&bytes, outcome.cols);
-        let lines = reduce::split_lines(&rendered);
-        let mut last: Vec<&str> =
-            lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
-        last.reverse();
-        let mut note = format!(
-            "[tj] blocked on input: {} — ended after {} s without output; the last lines were:",
-            blocked.reason,
-            blocked.idle.as_secs()
-        );
-        for line in last {
-            note.push('\n');
-            note.push_str(line);
-        }
-        outcome_r.text = format!("{note}\n{}", outcome_r.text);
+    let whole = run.captured.read_whole(stream::WHOLE_MAX).unwrap_or_else(|err| {
+        diag::warn_once(&format!("could not read the captured output back: {err}"));
+        Some(Vec::new())
+    });
+    if let Some(bytes) = whole {
+        let input = Input { raw: &bytes, ..input };
+        return Rendition::Reduced(Box::new(super::reduce_reporting(&input, &set, &opts)));
     }
-    if skipped > 0 || captured.dropped_bytes > 0 {
-        let path = artifact.as_ref().map_or_else(|| "(not stored)".to_owned(), |a| a.path.clone());
-        outcome_r.text.push_str(&format!(
-            "\n[tj] the output was {} bytes: tj examined its first and last {} MiB; {} bytes between them were not examined{} · {path}",
-            captured.total_bytes,
-            REDUCE_BUDGET >> 21,
-            skipped + captured.dropped_bytes,
-            if captured.dropped_bytes > 0 { " and not stored (disk cap)" } else { "" },
-        ));
+    if args.raw || artifact.is_none() {
+        return Rendition::Whole;
     }
-    if let (Some(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &mut outcome_r);
+    let head = run.captured.head(stream::CHUNK).unwrap_or_default();
+    let mut streamed = stream::Stream::new(&input, &head, &set, &opts);
+    drop(head);
+    let read = run.captured.for_each_chunk(|piece| match piece {
+        Piece::Bytes(bytes) => streamed.push(bytes),
+        Piece::Lost { bytes, newlines } => streamed.push_lost(bytes, newlines),
+    });
+    if let Err(err) = read {
+        diag::warn_once(&format!("could not read the captured output back: {err}"));
     }
-    if wants_rendition {
-        let text = match args.emit_format {
-            Format::Text => outcome_r.text.clone(),
-            Format::Json => {
-                serde_json::to_string_pretty(&outcome_r.to_json(meta.duration_ms, signal))
-                    .unwrap_or_else(|_| outcome_r.text.clone())
-            }
-        };
-        let channel = match (&args.emit, args.emit_fd) {
-            (Some(path), _) => Some(Channel::File(path.clone())),
-            (None, Some(fd)) => Some(Channel::Fd(fd)),
-            (None, None) => None,
-        };
-        let emitted = match &channel {
-            Some(channel) => emit::to_channel(channel, &text),
-            None => emit::stdout(&text),
-        };
-        if let Err(err) = emitted {
-            // The side channel failed: the agent still gets the text (fail open).
-            let fallback = channel.is_some() && mode == Mode::Agent;
-            if !diag::is_broken_pipe(&err) {
-                let instead = if fallback { "; the rendition is on stdout instead" } else { "" };
-                diag::warn_once(&format!("{err:#}{instead}"));
-            }
-            if fallback {
-                let _ = emit::stdout(&text);
-            }
-        }
+    let reduction = streamed.finish();
+    for problem in &reduction.problems {
+        diag::warn_once(problem);
     }
-    Ok(status)
+    Rendition::Reduced(Box::new(reduction))
 }
 
-/// The most output the reducer reads back (its first and last halves): rendering, lines
-/// and a passthrough each cost about this much again, and `tj run` must stay under 32 MiB
-/// resident whatever the command writes (DESIGN.md "Performance budget").
-const REDUCE_BUDGET: usize = 6 << 20;
+/// Adds what the rendition must say beyond the reduction: that the command was ended
+/// blocked on input.
+fn annotate(rendition: &mut Rendition, args: &Args, run: &Ran) {
+    let Some(blocked) = &run.outcome.blocked else { return };
+    diag::warn_once(&format!(
+        "{}: blocked on input ({}); ended it",
+        show(&args.command),
+        blocked.reason
+    ));
+    let Rendition::Reduced(reduction) = rendition else { return };
+    let bytes = run.captured.last(64 << 10).unwrap_or_default();
+    let rendered = reduce::screen_width(&bytes, run.outcome.cols);
+    let lines = reduce::split_lines(&rendered);
+    let mut last: Vec<&str> =
+        lines.iter().rev().filter(|l| !l.is_empty()).take(5).copied().collect();
+    last.reverse();
+    let mut note = format!(
+        "[tj] blocked on input: {} — ended after {} s without output; the last lines were:",
+        blocked.reason,
+        blocked.idle.as_secs()
+    );
+    for line in last {
+        note.push('\n');
+        note.push_str(line);
+    }
+    reduction.text = format!("{note}\n{}", reduction.text);
+}
+
+/// Writes the rendition where it goes: the side channel if there is one, else stdout in
+/// agent mode; nowhere in terminal mode without a side channel (the person saw it live).
+fn emit_rendition(
+    args: &Args,
+    mode: Mode,
+    rendition: &Rendition,
+    run: &Ran,
+    duration_ms: Option<u64>,
+) {
+    if mode != Mode::Agent && !has_side_channel(args) {
+        return;
+    }
+    let channel = match (&args.emit, args.emit_fd) {
+        (Some(path), _) => Some(Channel::File(path.clone())),
+        (None, Some(fd)) => Some(Channel::Fd(fd)),
+        (None, None) => None,
+    };
+    if matches!(rendition, Rendition::Whole)
+        && channel.is_none()
+        && args.emit_format == Format::Text
+    {
+        // Streamed to stdout: the original is never held as text.
+        let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));
+        if let Err(err) = written
+            && !diag::is_broken_pipe(&err)
+        {
+            diag::warn_once(&format!("{err:#}"));
+        }
+        return;
+    }
+    let text = rendition_text(args.emit_format, rendition, run, duration_ms);
+    let emitted = match &channel {
+        Some(channel) => emit::to_channel(channel, &text),
+        None => emit::stdout(&text),
+    };
+    if let Err(err) = emitted {
+        if !diag::is_broken_pipe(&err) {
+            diag::warn_once(&format!("{err:#}"));
+        }
+        // The side channel failed: the agent still gets the text (fail open).
+        if channel.is_some() && mode == Mode::Agent {
+            let _ = emit::stdout(&text);
+        }
+    }
+}
+
+/// The rendition as one text in `format`.
+fn rendition_text(
+    format: Format,
+    rendition: &Rendition,
+    run: &Ran,
+    duration_ms: Option<u64>,
+) -> String {
+    match rendition {
+        Rendition::Streamed => {
+            let mut line = String::from("[tj] ");
+            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+                line.push_str(&format!("exit {code} · "));
+            }
+            line.push_str(
+                "nothing could be stored: the text above is the whole output, as it came, unreduced",
+            );
+            line
+        }
+        Rendition::Whole => {
+            let mut text = String::new();
+            if let Err(err) = write_whole(run, &mut |piece| {
+                text.push_str(piece);
+                Ok(())
+            }) {
+                diag::warn_once(&format!("{err:#}"));
+            }
+            match format {
+                Format::Text => text,
+                Format::Json => serde_json::to_string_pretty(&serde_json::json!({
+                    "inlineText": text,
+                    "exitCode": run.exit_code,
+                    "signal": run.signal,
+                    "durationMs": duration_ms,
+                    "lossless": true,
+                    "reduced": false,
+                    "passthrough": "the whole original",
+                }))
+                .unwrap_or(text),
+            }
+        }
+        Rendition::Reduced(reduction) => match format {
+            Format::Text => reduction.text.clone(),
+            Format::Json => {
+                serde_json::to_string_pretty(&reduction.to_json(duration_ms, run.signal))
+                    .unwrap_or_else(|_| reduction.text.clone())
+            }
+        },
+    }
+}
+
+/// Writes the whole original as the agent reads it — the exit line, then each chunk
+/// rendered (ANSI stripped, redraws collapsed) — through `out`, one chunk at a time.
+fn write_whole(run: &Ran, out: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    let mut header = String::new();
+    if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+        header = format!("[tj] exit {code}\n");
+    }
+    out(&header)?;
+    let mut failed = None;
+    let read = run.captured.for_each_chunk(|piece| {
+        if failed.is_some() {
+            return;
+        }
+        let text = match piece {
+            Piece::Bytes(bytes) => {
+                let (text, _) = stream::render_chunk(bytes, run.outcome.cols);
+                let mut lines = String::with_capacity(text.len() + 1);
+                for line in stream::chunk_lines(&text) {
+                    lines.push_str(line);
+                    lines.push('\n');
+                }
+                lines
+            }
+            Piece::Lost { bytes, newlines } => format!(
+                "… {} bytes ({} lines) were not kept: past the disk cap, or lost to a disk error …\n",
+                reduce::group(usize::try_from(bytes).unwrap_or(usize::MAX)),
+                reduce::group(usize::try_from(newlines).unwrap_or(usize::MAX)),
+            ),
+        };
+        if let Err(err) = out(&text) {
+            failed = Some(err);
+        }
+    });
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    read.context("could not read the captured output back")
+}
+
+fn argv_strings(argv: &[OsString]) -> Vec<String> {
+    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+}
 
 /// How long a child may sit silent, reading its terminal, before agent mode ends it:
 /// `TJ_BLOCKED_AFTER` seconds, else 60.

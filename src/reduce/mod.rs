@@ -10,10 +10,12 @@
 //! passes the artifact reference the notice names and prints the result. [`run`] is the one
 //! `catch_unwind` boundary: a panic anywhere in here yields the original text.
 
+pub mod binary;
 pub mod density;
 pub mod evidence;
 pub mod gate;
 pub mod shape;
+pub mod stream;
 pub mod terminal;
 pub mod tokens;
 pub mod window;
@@ -146,11 +148,31 @@ impl Reduction {
 /// Reduces `input`, never panicking: a panic inside the engine is caught and the original
 /// goes out (DESIGN.md "Failure policy"). The caller warns once when
 /// `passthrough == Some(Passthrough::Panicked)`.
+///
+/// Binary output becomes a one-line description, and the bytes of text output that are not
+/// UTF-8 are compacted first, so that the text is never larger than the output
+/// ([`binary`]).
 pub fn run(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction {
-    match panic::catch_unwind(AssertUnwindSafe(|| reduce(input, rules, opts))) {
-        Ok(reduction) => reduction,
-        Err(_) => emergency_original(input, opts),
+    if !opts.raw
+        && let Some(found) = binary::detect(input.raw)
+        && let Some(described) = binary::rendition(input, rules, opts, &found)
+    {
+        return described;
     }
+    let (raw, replaced) = binary::compact(input.raw);
+    let compacted = Input { raw: &raw, ..*input };
+    let mut out = match panic::catch_unwind(AssertUnwindSafe(|| reduce(&compacted, rules, opts))) {
+        Ok(reduction) => reduction,
+        Err(_) => emergency_original(&compacted, opts),
+    };
+    out.raw_bytes = input.raw.len();
+    let note = (replaced > 0).then(|| binary::note(replaced, opts.artifact));
+    // Never worse: the note goes out only when the rendition stays smaller than the output.
+    if let Some(note) = note.filter(|n| out.text.len() + 1 + n.len() <= input.raw.len()) {
+        out.text.push('\n');
+        out.text.push_str(&note);
+    }
+    out
 }
 
 /// The fail-open result: the raw text, decoded lossily, with only ANSI escapes removed by
@@ -984,7 +1006,9 @@ pub fn describe_passthrough(p: &Passthrough) -> String {
 /// The distinct evidence lines of `raw` as the engine sees them (for tests and
 /// `tj rules verify`): the built-in classifier only.
 pub fn evidence_of(raw: &[u8], cols: Option<u16>) -> Vec<String> {
-    let rendered = screen_width(raw, cols);
+    // As the engine sees them: after [`run`] compacted the bytes that are not UTF-8.
+    let (raw, _) = binary::compact(raw);
+    let rendered = screen_width(&raw, cols);
     let lines = split_lines(&rendered);
     let flags = evidence::classify(&lines);
     let mut seen = HashSet::new();

@@ -8,6 +8,7 @@ mod hardening_fs;
 mod init;
 mod install;
 mod mode;
+mod output;
 mod pty;
 mod reduce;
 mod relay;
