@@ -469,11 +469,13 @@ fn emit_rendition(
         None => emit::stdout(&text),
     };
     if let Err(err) = emitted {
-        if !diag::is_broken_pipe(&err) {
-            diag::warn_once(&format!("{err:#}"));
-        }
         // The side channel failed: the agent still gets the text (fail open).
-        if channel.is_some() && mode == Mode::Agent {
+        let fallback = channel.is_some() && mode == Mode::Agent;
+        if !diag::is_broken_pipe(&err) {
+            let instead = if fallback { "; the rendition is on stdout instead" } else { "" };
+            diag::warn_once(&format!("{err:#}{instead}"));
+        }
+        if fallback {
             let _ = emit::stdout(&text);
         }
     }

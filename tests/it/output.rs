@@ -314,7 +314,7 @@ impl SmallDisk {
     fn mount(dir: &std::path::Path) -> Option<SmallDisk> {
         std::fs::create_dir_all(dir).unwrap();
         let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
             .arg(dir)
             .stderr(std::process::Stdio::piped())
             .output();
