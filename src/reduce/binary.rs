@@ -235,6 +235,7 @@ pub fn rendition(
         lines: 0,
         artifact: opts.artifact.cloned(),
         problems: Vec::new(),
+        replaced_bytes: 0,
         text,
     })
 }

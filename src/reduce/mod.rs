@@ -136,6 +136,9 @@ pub struct Reduction {
     pub artifact: Option<ArtifactRef>,
     /// Problems with the selected rule (invalid regexes, each disabled), for one warning each.
     pub problems: Vec<String>,
+    /// Bytes of the output that were not UTF-8 and were replaced in the text
+    /// ([`binary::compact`]): the text is then not the original, however whole it looks.
+    pub replaced_bytes: usize,
 }
 
 impl Reduction {
@@ -166,6 +169,7 @@ pub fn run(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction 
         Err(_) => emergency_original(&compacted, opts),
     };
     out.raw_bytes = input.raw.len();
+    out.replaced_bytes = replaced;
     let note = (replaced > 0).then(|| binary::note(replaced, opts.artifact));
     // Never worse: the note goes out only when the rendition stays smaller than the output.
     if let Some(note) = note.filter(|n| out.text.len() + 1 + n.len() <= input.raw.len()) {
@@ -201,6 +205,7 @@ fn emergency_original(input: &Input<'_>, opts: &Options<'_>) -> Reduction {
         lines: text.lines().count(),
         artifact: opts.artifact.cloned(),
         problems: Vec::new(),
+        replaced_bytes: 0,
         text,
     }
 }
@@ -323,6 +328,7 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         lines: lines.len(),
         artifact: opts.artifact.cloned(),
         problems: Vec::new(),
+        replaced_bytes: 0,
     };
 
     // Lossless shapes first: a JSON document or JSON Lines re-encoded as a table drops
@@ -979,7 +985,7 @@ impl Reduction {
             signal,
             duration_ms,
             tokens: JsonTokens { raw: self.raw_tokens, reduced: self.reduced_tokens },
-            lossless: self.passthrough.is_some() || self.lossless,
+            lossless: (self.passthrough.is_some() || self.lossless) && self.replaced_bytes == 0,
             reduced: self.is_reduced(),
             passthrough: self.passthrough.as_ref().map(describe_passthrough),
             omitted: self.omitted,

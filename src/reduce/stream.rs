@@ -601,6 +601,7 @@ impl<'a> Stream<'a> {
             lines: size(self.lines),
             artifact: self.artifact.cloned(),
             problems,
+            replaced_bytes: self.replaced,
             text,
         }
     }

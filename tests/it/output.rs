@@ -302,6 +302,19 @@ fn text_with_invalid_bytes_is_never_larger_than_the_output() {
     }
 }
 
+#[test]
+fn text_whose_invalid_bytes_were_replaced_is_not_called_lossless() {
+    let env = TestEnv::new();
+    let mut bytes = b"plain line\n".repeat(50);
+    bytes.extend_from_slice(b"caf\xe9 \xfe\xff\xfd\xfc\n");
+    let out = env.run(&["reduce", "--format", "json", "--", "cat", "x"], &bytes);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["lossless"], false, "{json}");
+    let clean = env.run(&["reduce", "--format", "json", "--", "cat", "x"], b"plain line\n");
+    let json: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert_eq!(json["lossless"], true, "{json}");
+}
+
 /// A 1 MB tmpfs mounted for one test and unmounted on drop: a full disk for the store.
 struct SmallDisk(std::path::PathBuf);
 
