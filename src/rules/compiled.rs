@@ -69,12 +69,19 @@ pub struct PatternError {
 }
 
 impl fmt::Display for PatternError {
+    /// Names the rule and the field, never the pattern: it comes from a file nobody vetted
+    /// (see [`super::LoadError`]), and a compile bomb is tens of kilobytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The regex crates' last line is the kind of error (`error: unclosed group`); the
+        // lines above it quote the pattern.
         let reason = self.reason.lines().last().unwrap_or_default().trim();
+        let reason = reason.strip_prefix("error: ").unwrap_or(reason);
         write!(
             f,
-            "rule `{}`: invalid regex in {} ({:?}): {}; that pattern is disabled",
-            self.rule, self.field, self.pattern, reason
+            "rule `{}`: invalid regex in {}: {}; that pattern is disabled",
+            super::printable(&self.rule),
+            self.field,
+            super::printable(reason)
         )
     }
 }
