@@ -671,6 +671,156 @@ mod tests {
         fs::remove_dir_all(&root).unwrap();
     }
 
+    /// A tiny xorshift PRNG: the fuzz trees are the same on every run of a seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Everything under `root` as `lstat` sees it (type, mode, size, a hash of a regular
+    /// file's bytes or a symlink's target), never following a link or opening anything
+    /// but a regular file.
+    #[cfg(unix)]
+    fn snapshot(root: &Path) -> std::collections::BTreeMap<PathBuf, (u32, u64, u64)> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        let mut out = std::collections::BTreeMap::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(path) = stack.pop() {
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let mut hasher = DefaultHasher::new();
+            if meta.is_file() {
+                fs::read(&path).unwrap_or_default().hash(&mut hasher);
+            } else if meta.file_type().is_symlink() {
+                fs::read_link(&path).unwrap().hash(&mut hasher);
+            } else if meta.is_dir() {
+                for entry in fs::read_dir(&path).unwrap() {
+                    stack.push(entry.unwrap().path());
+                }
+            }
+            out.insert(path, (meta.mode(), meta.size(), hasher.finish()));
+        }
+        out
+    }
+
+    /// Fills `dir` with `count` random entries: directories, rule files good and bad,
+    /// symlinks inside, outside, to `/dev/zero`, to `/`, dangling and looping, FIFOs, and
+    /// random permission bits.
+    #[cfg(unix)]
+    fn random_tree(rng: &mut Rng, dir: &Path, outside: &Path, count: usize) {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+        let mut dirs = vec![dir.to_path_buf()];
+        let mut made: Vec<PathBuf> = Vec::new();
+        for n in 0..count {
+            let parent = dirs[rng.below(dirs.len())].clone();
+            let stem = ["a", "rule", "x\u{1b}[2J", "deep", "ZZ", ".hidden"][rng.below(6)];
+            let ext = [".json", ".json", ".json", "", ".txt"][rng.below(5)];
+            let path = parent.join(format!("{stem}{n}{ext}"));
+            let target = |rng: &mut Rng, made: &[PathBuf]| -> PathBuf {
+                if made.is_empty() {
+                    dir.to_path_buf()
+                } else {
+                    made[rng.below(made.len())].clone()
+                }
+            };
+            let made_ok = match rng.below(13) {
+                0 | 1 => {
+                    fs::create_dir(&path).is_ok() && {
+                        dirs.push(path.clone());
+                        true
+                    }
+                }
+                2 => {
+                    put(&path, &rule(&format!("fuzz/{n}")));
+                    true
+                }
+                3 => {
+                    let bytes: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
+                    #[allow(clippy::disallowed_methods)]
+                    fs::write(&path, bytes).is_ok()
+                }
+                4 => {
+                    put(&path, r#"{"id": 7, "counterSource": "\u001b]0;x\u0007", "match": []}"#);
+                    true
+                }
+                5 => symlink(target(rng, &made), &path).is_ok(),
+                6 => symlink(outside.join("f.json"), &path).is_ok(),
+                7 => symlink(outside.join("d"), &path).is_ok(),
+                8 => symlink(["/dev/zero", "/", "/dev/null"][rng.below(3)], &path).is_ok(),
+                9 => symlink(format!("nowhere{n}.json"), &path).is_ok(),
+                10 => symlink(["..", ".", "../..", path.to_str().unwrap()][rng.below(4)], &path)
+                    .is_ok(),
+                11 => nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).is_ok(),
+                _ => {
+                    let link = parent.join(format!("ping{n}.json"));
+                    symlink(&link, &path).is_ok() && symlink(&path, &link).is_ok()
+                }
+            };
+            if made_ok {
+                made.push(path.clone());
+                // Random permission bits on what is not a symlink (as root they do not stop
+                // reading; as a user they make entries unreadable, which must not matter).
+                let meta = fs::symlink_metadata(&path).unwrap();
+                if !meta.file_type().is_symlink() && rng.below(3) == 0 {
+                    let mode = (rng.next() as u32 & 0o777) | if meta.is_dir() { 0o700 } else { 0 };
+                    let _ = fs::set_permissions(&path, fs::Permissions::from_mode(mode));
+                }
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn seeded_fuzz_loading_random_trees_terminates_stays_inside_and_changes_nothing() {
+        for seed in [1_u64, 2, 3, 5, 8, 13, 21, 34, 55, 89] {
+            let root = tempdir(&format!("fuzz-{seed}"));
+            let outside = root.join("outside");
+            put(&outside.join("f.json"), &rule("outside/file"));
+            put(&outside.join("d/r.json"), &rule("outside/dir"));
+            let (project, mut dirs) = repo(&root);
+            let user = root.join("config/rules");
+            fs::create_dir_all(&user).unwrap();
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            random_tree(&mut rng, &project, &outside, 60);
+            random_tree(&mut rng, &user, &outside, 60);
+            dirs.user = Some(user);
+            let before = snapshot(&root);
+
+            let set = load_within(dirs, 30);
+
+            assert_eq!(snapshot(&root), before, "seed {seed}: the tree changed");
+            for loaded in set.rules() {
+                let id = loaded.rule.id.as_str();
+                match loaded.layer {
+                    // Nothing outside the repository, through any symlink.
+                    Layer::Project => {
+                        assert!(!id.starts_with("outside/"), "seed {seed}: {id} via {loaded:?}");
+                        assert!(loaded.path.starts_with(&project), "seed {seed}: {loaded:?}");
+                    }
+                    // A file symlink may point anywhere; a directory only inside the layer.
+                    Layer::User => assert_ne!(id, "outside/dir", "seed {seed}: {loaded:?}"),
+                    Layer::Builtin => {}
+                }
+            }
+            for problem in &set.problems {
+                let text = problem.to_string();
+                assert!(!text.chars().any(char::is_control), "seed {seed}: {text:?}");
+                assert!(text.contains(root.to_str().unwrap()), "seed {seed}: {text}");
+            }
+            fs::remove_dir_all(&root).unwrap();
+        }
+    }
+
     #[test]
     fn project_dir_is_found_walking_up_but_not_past_the_repo_root() {
         let root = tempdir("walk");
