@@ -90,6 +90,8 @@ fn with_cargo_env(mut cmd: Command, env: &TestEnv) -> Command {
 }
 
 /// A crate with no dependencies and one failing test, in `work/` (already a repository).
+/// The test prints 40 lines that each make [`REDOS`] hit its step limit, so the run's
+/// backtracking budget runs out however fast the machine is.
 fn failing_crate(env: &TestEnv) {
     env.write(
         "work/Cargo.toml",
@@ -97,7 +99,7 @@ fn failing_crate(env: &TestEnv) {
     );
     env.write(
         "work/src/lib.rs",
-        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn fails() {\n        panic!(\"HOSTILE-SIGNAL: the failing test's message\");\n    }\n}\n",
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn fails() {\n        for i in 0..40 {\n            println!(\"progress line {i} long enough to backtrack on\");\n        }\n        panic!(\"HOSTILE-SIGNAL: the failing test's message\");\n    }\n}\n",
     );
 }
 
