@@ -586,8 +586,8 @@ impl Flags {
 }
 
 /// An untrusted linear matcher: a lazy DFA alone, which gives up rather than slows down
-/// (see [`bounded_config`]). Its cache lives as long as it does, so giving up is counted
-/// over the whole run, not per line.
+/// (after three cache clears at under ten bytes a state). Its cache lives as long as it
+/// does, so giving up is counted over the whole run, not per line.
 #[derive(Debug)]
 pub struct Bounded {
     dfa: hybrid::dfa::DFA,
