@@ -2,14 +2,19 @@
 //! merged with `TJ_*` variables (which win) into the effective settings, each with where it
 //! came from. A malformed file is reported once and ignored, never fatal.
 
+#[cfg(test)]
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::env::{self, Env};
 use crate::reduce::Limits;
+use crate::rules::load::{ReadError, read_regular};
 use crate::shell::ShellHook;
+
+/// A config file larger than this is not read: every key together is a few hundred bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,26 +69,48 @@ impl Config {
             problems: Vec::new(),
         };
         if let Some(path) = path {
-            match fs::read_to_string(&path) {
-                Ok(text) => match serde_json::from_str::<File>(&text) {
-                    Ok(file) => config.apply_file(&file, &path),
-                    Err(err) => config.problems.push(format!(
-                        "could not parse config `{}`: {err}; using defaults",
-                        path.display()
-                    )),
-                },
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => config.problems.push(format!(
-                    "could not read config `{}`: {err}; using defaults",
-                    path.display()
-                )),
-            }
+            config.read_file(&path);
         }
         config.apply_env(env);
         config
     }
 
-    fn apply_file(&mut self, file: &File, path: &std::path::Path) {
+    /// Reads and applies the file: a regular file only (a FIFO or device is never opened),
+    /// capped at [`MAX_CONFIG_BYTES`] while reading. Problems never quote the file: a
+    /// config file can come from a dotfiles repository, and a value may be a secret.
+    fn read_file(&mut self, path: &Path) {
+        let shown = crate::rules::printable_path(path);
+        let text = match read_regular(path, true, MAX_CONFIG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(ReadError::Io(err)) => {
+                self.problems
+                    .push(format!("could not read config `{shown}`: {err}; using defaults"));
+                return;
+            }
+            Err(ReadError::NotRegular(kind)) => {
+                self.problems.push(format!(
+                    "config `{shown}` is not a regular file ({kind}); using defaults"
+                ));
+                return;
+            }
+            Err(ReadError::TooLarge) => {
+                self.problems.push(format!(
+                    "config `{shown}` is larger than the {MAX_CONFIG_BYTES}-byte limit; using defaults"
+                ));
+                return;
+            }
+        };
+        match serde_json::from_slice::<File>(&text) {
+            Ok(file) => self.apply_file(&file, path),
+            Err(err) => self.problems.push(format!(
+                "could not parse config `{shown}`: {}; using defaults",
+                crate::rules::describe_json_error(&err)
+            )),
+        }
+    }
+
+    fn apply_file(&mut self, file: &File, path: &Path) {
         self.shell_commands.clone_from(&file.shell_commands);
         if let Some(text) = &file.shell_hook {
             match ShellHook::parse(text) {
@@ -237,6 +264,34 @@ mod tests {
         let config = Config::load(&env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]));
         assert_eq!(config.limits, Limits::default());
         assert!(config.problems[0].contains("could not parse config"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_config_is_skipped_unopened_and_parse_errors_quote_nothing() {
+        let dir = std::env::temp_dir().join(format!("tj-config-fifo-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        nix::unistd::mkfifo(&dir.join("config.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let env = env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]);
+        // On another thread: opening a FIFO for reading would block until a writer came.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(Config::load(&env).problems).unwrap());
+        let problems = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("no hang");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("is not a regular file (a FIFO); using defaults"));
+
+        fs::remove_file(dir.join("config.json")).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        fs::write(dir.join("config.json"), r#"{"keepRatioMax": "\u001b]0;PWNED\u0007"}"#).unwrap();
+        let config = Config::load(&env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]));
+        assert_eq!(config.problems.len(), 1);
+        let problem = &config.problems[0];
+        assert!(!problem.contains('\u{1b}') && !problem.contains("PWNED"), "{problem}");
+        assert!(
+            problem.contains("a value has the wrong type (expected f64) at line 1"),
+            "{problem}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

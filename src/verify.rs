@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
-use crate::rules::compiled::CompiledRule;
+use crate::rules::compiled::{Budget, CompiledRule, Compiler};
 use crate::rules::select::{self, Query};
-use crate::rules::{Layer, RuleSet};
+use crate::rules::{Layer, RuleSet, printable, printable_path};
 
 /// A recorded command output with the lines that must survive (the corpus format).
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -81,26 +81,40 @@ pub fn fixture_artifact() -> ArtifactRef {
 pub fn check_rules(set: &RuleSet) -> Vec<String> {
     let mut problems: Vec<String> = set.problems.iter().map(ToString::to_string).collect();
     for rule in set.rules() {
-        for p in CompiledRule::compile(&rule.rule).problems {
-            problems.push(format!("{}: {p}", rule.path.display()));
+        // Each rule as `tj run` would compile it: user and project rules on bounded engines.
+        let budget = Budget::unlimited();
+        let compiler = Compiler::for_layer(rule.layer, &budget);
+        let compiled = CompiledRule::compile_with(&rule.rule, &compiler);
+        for p in compiled.problems {
+            problems.push(format!("{}: {p}", printable_path(&rule.path)));
+        }
+        if compiled.over_limit {
+            problems.push(format!(
+                "{}: its patterns are over tj's compile limit; the rule is skipped",
+                printable_path(&rule.path)
+            ));
         }
         for (field, re) in [
             ("match.commandRegex", &rule.rule.matcher.command_regex),
             ("match.outputRegex", &rule.rule.matcher.output_regex),
         ] {
             if let Some(re) = re
-                && let Err(reason) = crate::rules::compiled::Pattern::new(re, None)
+                && let Err(reason) = compiler.pattern(re, None)
             {
-                problems
-                    .push(format!("{}: invalid regex in {field}: {reason}", rule.path.display()));
+                let reason = reason.lines().last().unwrap_or_default();
+                problems.push(format!(
+                    "{}: invalid regex in {field}: {}",
+                    printable_path(&rule.path),
+                    printable(reason)
+                ));
             }
         }
         if let Some(shape) = &rule.rule.shape
             && !crate::rules::schema::SHAPES.contains(&shape.as_str())
         {
             problems.push(format!(
-                "{}: unknown shape `{shape}` (known: {}); ignored",
-                rule.path.display(),
+                "{}: unknown shape (known: {}); ignored",
+                printable_path(&rule.path),
                 crate::rules::schema::SHAPES.join(", ")
             ));
         }
@@ -147,6 +161,9 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
     let mut problem = |msg: String| report.problems.push(format!("{}: {msg}", case.id));
     if first.passthrough == Some(Passthrough::Panicked) {
         problem("the reducer panicked".to_owned());
+    }
+    if let Some(why @ Passthrough::OverBudget { .. }) = &first.passthrough {
+        problem(reduce::describe_passthrough(why));
     }
     if first.text != second.text {
         problem("two runs gave different renditions".to_owned());

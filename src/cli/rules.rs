@@ -11,6 +11,7 @@ use crate::env::Env;
 use crate::exit::Status;
 use crate::rules::load::{self, Dirs};
 use crate::rules::select::{self, Query};
+use crate::rules::{printable, printable_path};
 use crate::verify::{self, Fixture};
 
 /// Inspect and check the rule set
@@ -53,18 +54,17 @@ pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
 
 fn list(env: &Env) -> Result<Status> {
     let set = super::load_rules(env);
-    let width = set.rules().iter().map(|r| r.rule.id.len()).max().unwrap_or(0);
-    let fwidth = set.rules().iter().map(|r| r.rule.family.len()).max().unwrap_or(0);
+    // Ids, families and paths of user and project rules come from files nobody vetted.
+    let shown: Vec<_> = set
+        .rules()
+        .iter()
+        .map(|r| (printable(&r.rule.id), printable(&r.rule.family), printable_path(&r.path)))
+        .collect();
+    let width = shown.iter().map(|(id, ..)| id.chars().count()).max().unwrap_or(0);
+    let fwidth = shown.iter().map(|(_, family, _)| family.chars().count()).max().unwrap_or(0);
     let mut out = String::new();
-    for r in set.rules() {
-        let _ = writeln!(
-            out,
-            "{:width$}  {:fwidth$}  {:7}  {}",
-            r.rule.id,
-            r.rule.family,
-            r.layer.as_str(),
-            r.path.display()
-        );
+    for (r, (id, family, path)) in set.rules().iter().zip(&shown) {
+        let _ = writeln!(out, "{id:width$}  {family:fwidth$}  {:7}  {path}", r.layer.as_str());
     }
     emit::stdout(out.trim_end())?;
     Ok(Status::Ok)
@@ -179,7 +179,13 @@ fn explain(args: &ExplainArgs, env: &Env) -> Result<Status> {
         let _ = writeln!(out, "identity: {}", sel.identity.command);
     }
     let r = sel.rule;
-    let _ = writeln!(out, "rule:     {} ({} layer, {})", r.rule.id, r.layer, r.path.display());
+    let _ = writeln!(
+        out,
+        "rule:     {} ({} layer, {})",
+        printable(&r.rule.id),
+        r.layer,
+        printable_path(&r.path)
+    );
     if sel.is_fallback() {
         let _ = writeln!(out, "why:      no other rule matches");
     } else {
@@ -191,11 +197,15 @@ fn explain(args: &ExplainArgs, env: &Env) -> Result<Status> {
         );
     }
     for (other, score) in &sel.runners_up {
-        let _ = writeln!(out, "also:     {} (score {score}, {} layer)", other.rule.id, other.layer);
+        let _ = writeln!(
+            out,
+            "also:     {} (score {score}, {} layer)",
+            printable(&other.rule.id),
+            other.layer
+        );
     }
-    let show = |d: &Option<PathBuf>| {
-        d.as_ref().map_or_else(|| "(none)".to_owned(), |p| p.display().to_string())
-    };
+    let show =
+        |d: &Option<PathBuf>| d.as_ref().map_or_else(|| "(none)".to_owned(), |p| printable_path(p));
     let _ = writeln!(out, "layers:   user {} · project {}", show(&dirs.user), show(&dirs.project));
     emit::stdout(out.trim_end())?;
     Ok(Status::Ok)
@@ -222,7 +232,7 @@ fn describe_match(m: &crate::rules::schema::Match) -> String {
         parts.push(format!("command includes one of {v:?}"));
     }
     if let Some(v) = &m.command_regex {
-        parts.push(format!("command matches /{v}/"));
+        parts.push(format!("command matches /{}/", printable(v)));
     }
     if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) }
 }

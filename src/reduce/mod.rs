@@ -30,10 +30,12 @@ use serde::Serialize;
 pub use gate::{Limits, Rejection};
 pub use window::Omitted;
 
-use crate::rules::compiled::{CompiledRule, EVIDENCE, KEEP, SKIP};
+use crate::rules::compiled::{
+    Budget, CompiledRule, Compiler, EVIDENCE, Exhausted, KEEP, RULE_SIZE_LIMIT, SKIP,
+};
 use crate::rules::schema::CounterSource;
 use crate::rules::select::{self, Query};
-use crate::rules::{Layer, RuleSet};
+use crate::rules::{Layer, LoadedRule, RuleSet, printable, printable_path};
 use window::{Drop, Plan};
 
 /// What to reduce.
@@ -90,6 +92,14 @@ pub enum Passthrough {
     Rejected(Rejection),
     /// The reducer panicked; the original went out (fail open).
     Panicked,
+    /// A user or project rule used up the run's budget (see `rules::compiled`): the reducer
+    /// gave up on it.
+    OverBudget {
+        /// The rule's id.
+        rule: String,
+        /// What ran out.
+        what: Exhausted,
+    },
 }
 
 /// The result of a reduction.
@@ -277,59 +287,69 @@ fn nonblank<'a, I: Iterator<Item = &'a str> + Clone>(
 /// assert!(!out.text.contains("case_150"));
 /// ```
 pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reduction {
+    reduce_within(input, rules, opts, &Budget::for_input(input.raw.len()))
+}
+
+/// [`reduce`] with user and project rules held to `budget` (see `rules::compiled`): when it
+/// runs out, the reducer gives up and the original goes out
+/// ([`Passthrough::OverBudget`]), with one problem naming the rule. Builtin rules are never
+/// metered, so their reductions stay deterministic under any budget.
+pub fn reduce_within(
+    input: &Input<'_>,
+    rules: &RuleSet,
+    opts: &Options<'_>,
+    budget: &Budget,
+) -> Reduction {
     let rendered = screen_width(input.raw, input.cols);
-    let lines = split_lines(&rendered);
+    match pipeline(input, rules, opts, budget, &rendered) {
+        Ending::Adopted(out) => out,
+        // The pipeline's lines are freed by now: the original is built from the rendered
+        // text (memory: DESIGN.md asks for a reduction in under 1.2× its input).
+        Ending::Original(mut out) => {
+            out.text = original_text(&rendered, input.exit_code);
+            out
+        }
+    }
+}
+
+/// How the pipeline ended.
+enum Ending {
+    /// A rendition was adopted; the reduction is complete.
+    Adopted(Reduction),
+    /// The original goes out, for the reason in `passthrough`; its text is still to build.
+    Original(Reduction),
+}
+
+/// What the steps after selection share.
+struct Run<'a> {
+    input: &'a Input<'a>,
+    opts: &'a Options<'a>,
+    budget: &'a Budget,
+    /// The size of the original as it would go out.
+    original_size: gate::Size,
+}
+
+/// The steps from rendered text to an ending: select, the lossless JSON shapes, settle the
+/// rule, the early passthroughs, then the line pipeline ([`line_pipeline`]).
+fn pipeline(
+    input: &Input<'_>,
+    rules: &RuleSet,
+    opts: &Options<'_>,
+    budget: &Budget,
+    rendered: &str,
+) -> Ending {
+    let lines = split_lines(rendered);
     let query = Query {
         argv: input.argv,
         command: input.command,
         tool_name: input.tool_name,
         exit_code: input.exit_code,
     };
-    let selection = select::select(rules, &query, Some(&lines));
-    let rule = &selection.rule.rule;
-    // Savings are reported against what the agent would read with no tj at all: the raw
-    // bytes as text, escapes and redraws included (tokenjuice strips ANSI first; we count
-    // what an unwrapped tool call really returns).
-    let (raw_chars, raw_tokens) = {
-        let mut tally = tokens::Tally::default();
-        // `from_utf8` first: valid input is the rule, and its check is several times
-        // faster than the lossy decoder's chunk iterator.
-        match std::str::from_utf8(input.raw) {
-            Ok(text) => tally.add(text),
-            Err(_) => tally.add(&String::from_utf8_lossy(input.raw)),
-        }
-        (tally.chars(), tally.tokens())
-    };
-    // The original rendition is only built if it is what goes out (memory: DESIGN.md asks
-    // for a reduction in under 1.2× its input).
-    let original = original_size(&lines, input.exit_code);
-    let original_chars = original.1;
-    let original_tokens = original.0.tokens;
-    let original_size = original.0;
-
-    let mut out = Reduction {
-        text: String::new(),
-        rule: rule.id.clone(),
-        family: rule.family.clone(),
-        layer: selection.rule.layer,
-        fallback: selection.is_fallback(),
-        command: selection.identity.command.clone(),
-        facts: Vec::new(),
-        passthrough: None,
-        lossless: false,
-        shape: None,
-        omitted: Omitted::default(),
-        exit_code: input.exit_code,
-        raw_bytes: input.raw.len(),
-        raw_chars,
-        reduced_chars: original_chars,
-        raw_tokens,
-        reduced_tokens: original_tokens,
-        lines: lines.len(),
-        artifact: opts.artifact.cloned(),
-        problems: Vec::new(),
-        replaced_bytes: 0,
-    };
+    let selection = select::select_within(rules, &query, Some(&lines), budget);
+    let (mut out, original_size) = start(input, opts, &selection, &lines);
+    if budget.exhausted().is_some() {
+        return give_up(out, budget);
+    }
 
     // Lossless shapes first: a JSON document or JSON Lines re-encoded as a table drops
     // nothing, so it applies under every rule, verbatim ones included, and needs no stored
@@ -346,45 +366,266 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
         )
     {
         adopt(&mut out, adopted, Omitted::default(), Some(shape));
-        return out;
+        return Ending::Adopted(out);
     }
 
-    let mut dense_json = None;
-    let why_not = if opts.raw {
-        Some(Passthrough::Raw)
-    } else if rule.verbatim {
-        Some(Passthrough::Verbatim)
-    } else if opts.artifact.is_none() {
-        Some(Passthrough::NotStored)
-    } else if selection.is_fallback() {
-        let rho = density::density(&lines);
-        if rho < opts.limits.density_threshold {
-            None
-        } else if json.is_some() {
-            // Dense JSON is still elided by its shape below; only the line pipeline is
-            // denied to it.
-            dense_json = Some(rho);
-            None
-        } else {
-            Some(Passthrough::Dense(rho))
-        }
-    } else {
-        None
+    let Some((loaded, compiled)) = settle(&selection, rules, opts, budget, &mut out) else {
+        return give_up(out, budget);
     };
+    let (why_not, dense_json) =
+        passthrough_reason(&loaded.rule, opts, &out, &lines, json.is_some());
     if let Some(why) = why_not {
         out.passthrough = Some(why);
-        drop(lines);
-        out.text = original_text(&rendered, input.exit_code);
-        return out;
+        return Ending::Original(out);
+    }
+    let run = Run { input, opts, budget, original_size };
+    line_pipeline(&run, out, &lines, loaded, compiled, json, dense_json)
+}
+
+/// Classifies the lines, fixes the evidence set, then tries the lossy candidates in turn:
+/// irregular JSON elided by its shape, then the rule's filters, shapes and window.
+fn line_pipeline(
+    run: &Run<'_>,
+    mut out: Reduction,
+    lines: &[&str],
+    loaded: &LoadedRule,
+    compiled: Option<CompiledRule>,
+    json: Option<String>,
+    dense_json: Option<f64>,
+) -> Ending {
+    let (rule, budget, exit_code) = (&loaded.rule, run.budget, run.input.exit_code);
+    let metered = loaded.layer != Layer::Builtin;
+    let classified = classify(lines, rule, compiled, budget, metered, &mut out);
+    if budget.exhausted().is_some() {
+        return give_up(out, budget);
+    }
+    let distinct = match gate::evidence_lines(lines, &classified.evidence) {
+        Ok(set) => set,
+        Err(rejection) => {
+            out.passthrough = Some(Passthrough::Rejected(rejection));
+            return Ending::Original(out);
+        }
+    };
+
+    let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
+    // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
+    // otherwise the line pipeline below has its turn.
+    if let Some(body) = &json
+        && let Some(text) = elided_json(body, &distinct, exit_code, artifact)
+        && let Ok(adopted) = gate::judge(
+            run.original_size,
+            &distinct,
+            gate::Candidate { text, lossless: false },
+            &run.opts.limits,
+        )
+    {
+        adopt(&mut out, adopted, Omitted::default(), Some("json-elided"));
+        return Ending::Adopted(out);
+    }
+    drop(json);
+    if let Some(rho) = dense_json {
+        out.passthrough = Some(Passthrough::Dense(rho));
+        return Ending::Original(out);
     }
 
-    let compiled = CompiledRule::compile(rule);
-    out.problems = compiled.problems.iter().map(ToString::to_string).collect();
-    let mut evidence = evidence::classify(&lines);
+    let (body, facts, omitted, shape) = {
+        let _meter = metered.then(|| budget.meter());
+        candidate_body(lines, rule, &classified, exit_code, budget)
+    };
+    if budget.exhausted().is_some() {
+        return give_up(out, budget);
+    }
+    out.facts = facts;
+    let text = format_text(exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
+    let candidate =
+        gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
+    match gate::judge(run.original_size, &distinct, candidate, &run.opts.limits) {
+        Ok(adopted) => {
+            adopt(&mut out, adopted, omitted, shape);
+            Ending::Adopted(out)
+        }
+        Err(rejection) => {
+            out.passthrough = Some(Passthrough::Rejected(rejection));
+            Ending::Original(out)
+        }
+    }
+}
+
+/// The first step: the reduction's skeleton (the selected rule, the raw and original sizes;
+/// the original's text is only built if it is what goes out) and the original's size.
+fn start(
+    input: &Input<'_>,
+    opts: &Options<'_>,
+    selection: &select::Selection<'_>,
+    lines: &[&str],
+) -> (Reduction, gate::Size) {
+    let rule = &selection.rule.rule;
+    // Savings are reported against what the agent would read with no tj at all: the raw
+    // bytes as text, escapes and redraws included (tokenjuice strips ANSI first; we count
+    // what an unwrapped tool call really returns).
+    let (raw_chars, raw_tokens) = {
+        let mut tally = tokens::Tally::default();
+        // `from_utf8` first: valid input is the rule, and its check is several times
+        // faster than the lossy decoder's chunk iterator.
+        match std::str::from_utf8(input.raw) {
+            Ok(text) => tally.add(text),
+            Err(_) => tally.add(&String::from_utf8_lossy(input.raw)),
+        }
+        (tally.chars(), tally.tokens())
+    };
+    // The original rendition is only built if it is what goes out (memory: DESIGN.md asks
+    // for a reduction in under 1.2× its input).
+    let (original_size, original_chars) = original_size(lines, input.exit_code);
+    let out = Reduction {
+        text: String::new(),
+        rule: rule.id.clone(),
+        family: rule.family.clone(),
+        layer: selection.rule.layer,
+        fallback: selection.is_fallback(),
+        command: selection.identity.command.clone(),
+        facts: Vec::new(),
+        passthrough: None,
+        lossless: false,
+        shape: None,
+        omitted: Omitted::default(),
+        exit_code: input.exit_code,
+        raw_bytes: input.raw.len(),
+        raw_chars,
+        reduced_chars: original_chars,
+        raw_tokens,
+        reduced_tokens: original_size.tokens,
+        lines: lines.len(),
+        artifact: opts.artifact.cloned(),
+        problems: Vec::new(),
+        replaced_bytes: 0,
+    };
+    (out, original_size)
+}
+
+/// Settles the rule to reduce with: the selected one, unless it is a user or project rule
+/// whose patterns are over the compile limits, in which case it is dropped (one problem
+/// each) and the next matching rule is tried, down to the fallback. Untrusted rules are
+/// compiled here, under `budget`, when the line pipeline will need them; builtin ones
+/// later, as before. `None` when the budget ran out, or every candidate was dropped.
+fn settle<'r>(
+    selection: &select::Selection<'r>,
+    rules: &'r RuleSet,
+    opts: &Options<'_>,
+    budget: &Budget,
+    out: &mut Reduction,
+) -> Option<(&'r LoadedRule, Option<CompiledRule>)> {
+    let fallback = rules.fallback();
+    let runners_up = selection.runners_up.iter().map(|(r, _)| *r);
+    let last = (!selection.is_fallback()).then_some(fallback);
+    for loaded in std::iter::once(selection.rule).chain(runners_up).chain(last) {
+        if !std::ptr::eq(loaded, selection.rule) {
+            out.rule.clone_from(&loaded.rule.id);
+            out.family.clone_from(&loaded.rule.family);
+            out.layer = loaded.layer;
+            out.fallback = std::ptr::eq(loaded, fallback);
+        }
+        if loaded.layer == Layer::Builtin
+            || loaded.rule.verbatim
+            || opts.raw
+            || opts.artifact.is_none()
+        {
+            return Some((loaded, None));
+        }
+        let compiled = {
+            let _meter = budget.meter();
+            CompiledRule::compile_with(&loaded.rule, &Compiler::untrusted(budget))
+        };
+        if !compiled.over_limit {
+            if budget.check() {
+                return Some((loaded, Some(compiled)));
+            }
+            budget.blame(&loaded.rule.id);
+            return None;
+        }
+        out.problems.push(format!(
+            "{} rule `{}` ({}): its patterns are over tj's compile limit ({} MiB); the rule is skipped",
+            loaded.layer,
+            printable(&loaded.rule.id),
+            printable_path(&loaded.path),
+            RULE_SIZE_LIMIT >> 20
+        ));
+        if budget.exhausted().is_some() {
+            budget.blame(&loaded.rule.id);
+            return None;
+        }
+    }
+    None
+}
+
+/// Why the original goes out before any line is looked at, if it does; and, for dense JSON
+/// under the fallback, its density (it is still elided by its shape; only the line
+/// pipeline is denied to it).
+fn passthrough_reason(
+    rule: &crate::rules::Rule,
+    opts: &Options<'_>,
+    out: &Reduction,
+    lines: &[&str],
+    json: bool,
+) -> (Option<Passthrough>, Option<f64>) {
+    if opts.raw {
+        (Some(Passthrough::Raw), None)
+    } else if rule.verbatim {
+        (Some(Passthrough::Verbatim), None)
+    } else if opts.artifact.is_none() {
+        (Some(Passthrough::NotStored), None)
+    } else if out.fallback {
+        let rho = density::density(lines);
+        if rho < opts.limits.density_threshold {
+            (None, None)
+        } else if json {
+            (None, Some(rho))
+        } else {
+            (Some(Passthrough::Dense(rho)), None)
+        }
+    } else {
+        (None, None)
+    }
+}
+
+/// What the line patterns and the shapes found, before the evidence set is fixed.
+struct Classified {
+    compiled: CompiledRule,
+    /// Per line: evidence (the built-in classifier, the rule's evidence patterns, the
+    /// shapes' flagged rows).
+    evidence: Vec<bool>,
+    /// Per line: the [`SKIP`], [`KEEP`] and [`EVIDENCE`] bits of the rule's patterns (empty
+    /// when it has none).
+    kinds: Vec<u8>,
+    table: Option<shape::table::Layout>,
+    diagnostics: Option<shape::diagnostics::Sampled>,
+}
+
+/// Compiles the rule (builtin rules only: untrusted ones come compiled from [`settle`]),
+/// classifies every line, and lets the `table` and `diagnostics` shapes adjust the evidence.
+/// A `metered` rule's line pass is timed against `budget` and stops when it runs out.
+fn classify(
+    lines: &[&str],
+    rule: &crate::rules::Rule,
+    compiled: Option<CompiledRule>,
+    budget: &Budget,
+    metered: bool,
+    out: &mut Reduction,
+) -> Classified {
+    let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
+    out.problems.extend(compiled.problems.iter().map(ToString::to_string));
+    let mut evidence = evidence::classify(lines);
     // One pass of the rule's line patterns: skip, keep and evidence bits per line.
-    let kinds: Vec<u8> = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
+    let kinds = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
+        let _meter = metered.then(|| budget.meter());
         let mut scratch = compiled.lines.scratch();
-        lines.iter().map(|l| compiled.lines.kinds(l, &mut scratch)).collect()
+        let mut kinds = Vec::with_capacity(lines.len());
+        for line in lines {
+            kinds.push(compiled.lines.kinds(line, &mut scratch, budget));
+            if metered && !budget.check() {
+                break;
+            }
+        }
+        kinds
     } else {
         Vec::new()
     };
@@ -395,79 +636,38 @@ pub fn reduce(input: &Input<'_>, rules: &RuleSet, opts: &Options<'_>) -> Reducti
     }
     // The `table` shape's flagged rows (a bad status, a restart count) are evidence: the
     // gate then holds the sampling to keeping them.
-    let table = (rule.shape.as_deref() == Some("table")).then(|| shape::table::detect(&lines));
+    let table = (rule.shape.as_deref() == Some("table")).then(|| shape::table::detect(lines));
     let table = table.flatten();
     if let Some(layout) = &table {
-        for i in shape::table::flagged(&lines, layout) {
+        for i in shape::table::flagged(lines, layout) {
             evidence[i] = true;
         }
     }
     // The `diagnostics` shape: past its budget, items beyond the first few of each kind stop
     // being evidence; their kind's summary line accounts for them.
     let diagnostics = (rule.shape.as_deref() == Some("diagnostics"))
-        .then(|| shape::diagnostics::sample(&shape::diagnostics::kinds(&lines, &evidence)))
+        .then(|| shape::diagnostics::sample(&shape::diagnostics::kinds(lines, &evidence)))
         .flatten();
     if let Some(sampled) = &diagnostics {
         for &i in &sampled.dropped {
             evidence[i] = false;
         }
     }
-    let distinct = match gate::evidence_lines(&lines, &evidence) {
-        Ok(set) => set,
-        Err(rejection) => {
-            out.passthrough = Some(Passthrough::Rejected(rejection));
-            drop(lines);
-            out.text = original_text(&rendered, input.exit_code);
-            return out;
-        }
-    };
+    Classified { compiled, evidence, kinds, table, diagnostics }
+}
 
-    let artifact = opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
-    // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
-    // otherwise the line pipeline below has its turn.
-    if let Some(body) = &json
-        && let Some(text) = elided_json(body, &distinct, input.exit_code, artifact)
-        && let Ok(adopted) = gate::judge(
-            original_size,
-            &distinct,
-            gate::Candidate { text, lossless: false },
-            &opts.limits,
-        )
-    {
-        adopt(&mut out, adopted, Omitted::default(), Some("json-elided"));
-        return out;
-    }
-    drop(json);
-    if let Some(rho) = dense_json {
-        out.passthrough = Some(Passthrough::Dense(rho));
-        drop(lines);
-        out.text = original_text(&rendered, input.exit_code);
-        return out;
-    }
-
-    let (body, facts, omitted, shape) = candidate_body(
-        &lines,
-        &evidence,
-        &kinds,
-        rule,
-        &compiled,
-        Shaping { table: table.as_ref(), diagnostics: diagnostics.as_ref() },
-        input.exit_code,
-    );
-    out.facts = facts;
-    let text = format_text(input.exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
-    let candidate =
-        gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
-    match gate::judge(original_size, &distinct, candidate, &opts.limits) {
-        Ok(adopted) => adopt(&mut out, adopted, omitted, shape),
-        Err(rejection) => {
-            out.passthrough = Some(Passthrough::Rejected(rejection));
-            drop((distinct, evidence, compiled));
-            drop(lines);
-            out.text = original_text(&rendered, input.exit_code);
-        }
-    }
-    out
+/// The budget ran out: the original goes out, and one problem names the rule that was
+/// being worked on and what ran out.
+fn give_up(mut out: Reduction, budget: &Budget) -> Ending {
+    let rule = budget.culprit().unwrap_or_else(|| out.rule.clone());
+    let what = budget.exhausted().unwrap_or(Exhausted::Size);
+    out.problems.push(format!(
+        "rule `{}` was given up: {what}; the rendition is the original",
+        printable(&rule)
+    ));
+    out.passthrough = Some(Passthrough::OverBudget { rule, what });
+    out.facts = Vec::new();
+    Ending::Original(out)
 }
 
 /// Records an adopted candidate in `out`.
@@ -652,32 +852,24 @@ fn original_text(rendered: &str, exit_code: Option<i64>) -> String {
 
 type Facts = Vec<(String, usize)>;
 
-/// What the shapes found before the evidence set was fixed, for the candidate to use.
-#[derive(Clone, Copy, Default)]
-struct Shaping<'a> {
-    /// The `table` shape's layout.
-    table: Option<&'a shape::table::Layout>,
-    /// The `diagnostics` shape's sampling.
-    diagnostics: Option<&'a shape::diagnostics::Sampled>,
-}
-
 /// Builds the lossy candidate's body: tokenjuice's order (matchOutput, skip, keep, trim,
-/// dedupe, counters, onEmpty, window), with evidence lines immune to every filter.
+/// dedupe, counters, onEmpty, window), with evidence lines immune to every filter. An
+/// untrusted rule's `matchOutput` and counters charge `budget` (the caller checks it).
 fn candidate_body<'a>(
     lines: &[&'a str],
-    evidence: &[bool],
-    kinds: &[u8],
     rule: &crate::rules::Rule,
-    compiled: &CompiledRule,
-    shaping: Shaping<'_>,
+    classified: &Classified,
     exit_code: Option<i64>,
+    budget: &Budget,
 ) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
+    let Classified { compiled, evidence, kinds, table, diagnostics } = classified;
     let n = lines.len();
     // matchOutput replaces everything with a message. The gate still checks evidence, so
     // a message over a failing run is rejected and the original goes out.
     if !compiled.outputs.is_empty() {
         let whole = trimmed_join(lines);
-        if let Some((_, message)) = compiled.outputs.iter().find(|(p, _)| p.is_match(&whole)) {
+        let matched = compiled.outputs.iter().find(|(p, _)| p.is_match_within(&whole, budget));
+        if let Some((_, message)) = matched {
             let omitted = Omitted { noise: n, ..Omitted::default() };
             return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted, None);
         }
@@ -717,7 +909,7 @@ fn candidate_body<'a>(
             .into_iter()
             .map(|(name, n)| (name, usize::try_from(n).unwrap_or(usize::MAX)))
             .collect(),
-        None => count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled),
+        None => count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled, budget),
     };
     if plan.state.iter().all(Option::is_some)
         && let Some(message) = &rule.on_empty
@@ -728,8 +920,7 @@ fn candidate_body<'a>(
         return (body, facts, omitted, None);
     }
     let (head, tail) = rule.window(exit_code);
-    let Shaping { table, diagnostics } = shaping;
-    let shape = match (rule.shape.as_deref(), table) {
+    let shape = match (rule.shape.as_deref(), table.as_ref()) {
         (Some("search-hits"), _)
             if plan.group_search_hits(
                 lines,
@@ -746,7 +937,7 @@ fn candidate_body<'a>(
             plan.keep_only(&keep, evidence);
             Some("table")
         }
-        (Some("diagnostics"), _) if let Some(sampled) = diagnostics => {
+        (Some("diagnostics"), _) if let Some(sampled) = diagnostics.as_ref() => {
             let mut keep = vec![true; lines.len()];
             for &i in &sampled.dropped {
                 keep[i] = false;
@@ -767,7 +958,7 @@ fn candidate_body<'a>(
         }
     };
     let (mut body, omitted) = plan.render(lines, evidence);
-    if let (Some("diagnostics"), Some(sampled)) = (shape, diagnostics) {
+    if let (Some("diagnostics"), Some(sampled)) = (shape, diagnostics.as_ref()) {
         body.extend(sampled.summaries.iter().map(|s| Cow::Owned(s.clone())));
     }
     (body, facts, omitted, shape)
@@ -777,13 +968,20 @@ fn trimmed_join(lines: &[&str]) -> String {
     nonblank(lines.iter().copied()).collect::<Vec<_>>().join("\n")
 }
 
-fn count(lines: &[&str], plan: &Plan, compiled: &CompiledRule) -> Facts {
+/// Counter results over the kept lines. Stops counting when `budget` runs out (the caller
+/// then gives up on the candidate); the check reads the clock only while metering.
+fn count(lines: &[&str], plan: &Plan, compiled: &CompiledRule, budget: &Budget) -> Facts {
     let kept = plan.kept();
     compiled
         .counters
         .iter()
         .map(|(name, pattern)| {
-            (name.clone(), kept.iter().filter(|&&i| pattern.is_match(lines[i])).count())
+            let hits = kept
+                .iter()
+                .take_while(|_| budget.check())
+                .filter(|&&i| pattern.is_match_within(lines[i], budget))
+                .count();
+            (name.clone(), hits)
         })
         .collect()
 }
@@ -1006,6 +1204,9 @@ pub fn describe_passthrough(p: &Passthrough) -> String {
         }
         Passthrough::Rejected(r) => r.to_string(),
         Passthrough::Panicked => "the reducer failed; this is the original".to_owned(),
+        Passthrough::OverBudget { rule, what } => {
+            format!("rule `{}` was given up ({what}); this is the original", printable(rule))
+        }
     }
 }
 
@@ -1028,6 +1229,8 @@ pub fn evidence_of(raw: &[u8], cols: Option<u16>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn artifact() -> ArtifactRef {
@@ -1068,6 +1271,146 @@ mod tests {
         assert!(!out.text.contains("case_150 ... ok"));
         assert!(out.text.starts_with("[tj] exit 101"));
         assert!(out.text.ends_with("(/tmp/tj/spill/0123456789ab.log)"));
+    }
+
+    fn with_project_rule(json: &str) -> RuleSet {
+        let builtins = crate::rules::builtin_files()
+            .iter()
+            .map(|b| (Layer::Builtin, std::path::PathBuf::from(b.path), b.json));
+        let project =
+            [(Layer::Project, std::path::PathBuf::from(".tokenjuice/rules/x.json"), json)];
+        RuleSet::from_sources(builtins.chain(project), false)
+    }
+
+    #[test]
+    fn an_untrusted_rule_over_its_time_budget_gives_the_original_and_one_problem() {
+        let rules = with_project_rule(
+            r#"{"id":"proj/slow","family":"p","priority":9,"match":{"argv0":["cargo"]},
+                "filters":{"skipPatterns":["^(?!x)test .* ok$"]}}"#,
+        );
+        let raw = cargo_output(1);
+        let a = argv(&["cargo", "test"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let reduced = reduce(&input, &rules, &opts);
+        assert!(reduced.is_reduced() && reduced.rule == "proj/slow", "{:?}", reduced.passthrough);
+        let out = reduce_within(&input, &rules, &opts, &Budget::with_time(Duration::ZERO));
+        assert_eq!(
+            out.passthrough,
+            Some(Passthrough::OverBudget {
+                rule: "proj/slow".to_owned(),
+                what: Exhausted::Time(Duration::ZERO)
+            })
+        );
+        assert_eq!(out.text, original_text(&raw, Some(101)));
+        assert_eq!(out.problems.len(), 1, "{:?}", out.problems);
+        assert!(out.problems[0].starts_with("rule `proj/slow` was given up: its patterns took"));
+    }
+
+    #[test]
+    fn a_selected_rule_over_the_compile_limit_is_dropped_for_the_next_one() {
+        let bomb = vec!["[a-z]{1,65535}N"; 300].join("\",\"");
+        let rules = with_project_rule(&format!(
+            r#"{{"id":"proj/bomb","family":"p","priority":9,"match":{{"argv0":["cargo"]}},
+                "filters":{{"skipPatterns":["{bomb}"]}}}}"#
+        ));
+        let raw = cargo_output(1);
+        let a = argv(&["cargo", "test"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let out = reduce(&input, &rules, &opts);
+        let builtin = reduce(&input, &RuleSet::builtin(), &opts);
+        assert_eq!((out.rule.as_str(), out.layer), ("tests/cargo-test", Layer::Builtin));
+        assert_eq!(out.text, builtin.text);
+        assert_eq!(out.problems.len(), 1, "{:?}", out.problems);
+        assert!(out.problems[0].contains("rule `proj/bomb`"), "{}", out.problems[0]);
+        assert!(out.problems[0].ends_with("the rule is skipped"), "{}", out.problems[0]);
+    }
+
+    #[test]
+    fn an_untrusted_output_regex_is_held_to_the_budget_during_selection() {
+        let rules = with_project_rule(
+            r#"{"id":"proj/redos","family":"p","match":{"argv0":["cargo"],
+                "outputRegex":"^((?=[a-z])[a-z]+)+!$"}}"#,
+        );
+        let mut raw = String::new();
+        for _ in 0..200 {
+            raw.push_str("aaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+        }
+        let a = argv(&["cargo", "build"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input = Input { raw: raw.as_bytes(), argv: &a, ..Input::default() };
+        let out = reduce_within(&input, &rules, &opts, &Budget::without_time());
+        assert_eq!(
+            out.passthrough,
+            Some(Passthrough::OverBudget {
+                rule: "proj/redos".to_owned(),
+                what: Exhausted::Backtracking
+            })
+        );
+        assert_eq!(out.problems.len(), 1);
+    }
+
+    #[test]
+    fn builtin_reductions_are_never_metered() {
+        let raw = cargo_output(3);
+        let a = argv(&["cargo", "test"]);
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input =
+            Input { raw: raw.as_bytes(), argv: &a, exit_code: Some(101), ..Input::default() };
+        let rules = RuleSet::builtin();
+        let starved = reduce_within(&input, &rules, &opts, &Budget::with_time(Duration::ZERO));
+        let out = reduce(&input, &rules, &opts);
+        assert!(out.is_reduced());
+        assert_eq!(starved.text, out.text);
+        assert!(starved.problems.is_empty());
+    }
+
+    /// The bounded engines and limits untrusted rules get are the builtin engines'
+    /// equals: every builtin rule, loaded as a project rule, reduces every fixture to the
+    /// same rendition and never runs out of a budget without time (the time budget is
+    /// measured in benches: `TIME_BUDGET`).
+    #[test]
+    fn builtin_rules_loaded_as_project_rules_reduce_every_fixture_the_same() {
+        use crate::verify::{Fixture, fixture_artifact};
+        let as_project = RuleSet::from_sources(
+            crate::rules::builtin_files()
+                .iter()
+                .map(|b| (Layer::Project, std::path::PathBuf::from(b.path), b.json)),
+            false,
+        );
+        let builtin = RuleSet::builtin();
+        let art = fixture_artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let mut stack =
+            vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
+        let mut checked = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let case: Fixture =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                let input = case.input();
+                let budget = Budget::without_time();
+                let untrusted = reduce_within(&input, &as_project, &opts, &budget);
+                let trusted = reduce(&input, &builtin, &opts);
+                assert_eq!(budget.exhausted(), None, "{}", path.display());
+                assert_eq!(untrusted.problems, Vec::<String>::new(), "{}", path.display());
+                assert_eq!(untrusted.text, trusted.text, "{}", path.display());
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "{checked}");
     }
 
     #[test]

@@ -36,7 +36,7 @@ use super::evidence;
 use super::tokens::{self, Tally};
 use super::window::{MAX_LINE_BYTES, Omitted};
 use super::{ArtifactRef, Input, Options, Reduction};
-use crate::rules::compiled::{CompiledRule, EVIDENCE};
+use crate::rules::compiled::{Budget, CompiledRule, Compiler, EVIDENCE};
 use crate::rules::select::{self, Query};
 use crate::rules::{Layer, RuleSet};
 
@@ -202,6 +202,10 @@ pub struct Stream<'a> {
     fallback: bool,
     command: String,
     compiled: CompiledRule,
+    /// What the rule's patterns may still cost, if it is a user or project rule. Once it
+    /// runs out, the rule's own patterns are no longer asked (the built-in evidence
+    /// classifier still keeps every error line) and one problem names the rule.
+    budget: Budget,
     exit_code: Option<i64>,
     cols: Option<u16>,
     artifact: Option<&'a ArtifactRef>,
@@ -244,8 +248,13 @@ impl<'a> Stream<'a> {
             tool_name: input.tool_name,
             exit_code: input.exit_code,
         };
-        let selection = select::select(rules, &query, Some(&lines));
+        // Untrusted rules are held to a budget that grows with each chunk pushed; builtins
+        // are never metered (rules::compiled).
+        let budget = Budget::for_input(0);
+        let selection = select::select_within(rules, &query, Some(&lines), &budget);
         let rule = &selection.rule.rule;
+        let compiled =
+            CompiledRule::compile_with(rule, &Compiler::for_layer(selection.rule.layer, &budget));
         let (head_lines, tail) = rule.window(input.exit_code);
         Stream {
             rule: rule.id.clone(),
@@ -253,7 +262,8 @@ impl<'a> Stream<'a> {
             layer: selection.rule.layer,
             fallback: selection.is_fallback(),
             command: selection.identity.command.clone(),
-            compiled: CompiledRule::compile(rule),
+            compiled,
+            budget,
             exit_code: input.exit_code,
             cols: input.cols,
             artifact: opts.artifact,
@@ -285,6 +295,7 @@ impl<'a> Stream<'a> {
             self.binary = binary::detect(raw);
         }
         self.raw_bytes += raw.len() as u64;
+        self.budget.grant(raw.len());
         let (text, replaced) = render_chunk(raw, self.cols);
         if self.binary.is_some() {
             // Never lose the signal: an error printed among the bytes is still kept.
@@ -338,10 +349,16 @@ impl<'a> Stream<'a> {
         // makes a stream of numbers several times cheaper.
         let mut flags =
             if has_words { evidence::classify(lines) } else { vec![false; lines.len()] };
-        if self.compiled.lines.has(EVIDENCE) {
+        if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
             let mut scratch = self.compiled.lines.scratch();
+            let metered = self.layer != Layer::Builtin;
+            let _meter = metered.then(|| self.budget.meter());
             for (flag, line) in flags.iter_mut().zip(lines) {
-                *flag = *flag || self.compiled.lines.kinds(line, &mut scratch) & EVIDENCE != 0;
+                if metered && !self.budget.check() {
+                    break;
+                }
+                let kinds = self.compiled.lines.kinds(line, &mut scratch, &self.budget);
+                *flag = *flag || kinds & EVIDENCE != 0;
             }
         }
         // Candidates: lines that do not repeat the line before them.
@@ -579,7 +596,14 @@ impl<'a> Stream<'a> {
     }
 
     fn reduction(self, text: String) -> Reduction {
-        let problems = self.compiled.problems.iter().map(ToString::to_string).collect();
+        let mut problems: Vec<String> =
+            self.compiled.problems.iter().map(ToString::to_string).collect();
+        if let Some(what) = self.budget.exhausted() {
+            problems.push(format!(
+                "rule `{}` was given up: {what}; its own patterns were not applied past that point",
+                crate::rules::printable(&self.rule)
+            ));
+        }
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         Reduction {
             rule: self.rule,

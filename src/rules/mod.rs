@@ -89,6 +89,11 @@ pub struct LoadedRule {
 }
 
 /// Why a rule file was skipped, or what is wrong with it.
+///
+/// Rule files come from repositories nobody vetted, so no message quotes what a file holds
+/// (its keys, values or patterns: a hostile file can put terminal escapes or secrets there).
+/// Messages name the path, escaped by [`printable`], and the kind of problem, with the line
+/// and column where there is one.
 #[derive(Debug)]
 pub enum LoadError {
     /// The file or directory could not be read.
@@ -102,7 +107,8 @@ pub enum LoadError {
     Parse {
         /// The path.
         path: PathBuf,
-        /// The cause.
+        /// The cause. Its own message quotes the file (`invalid type: string "…"`), so
+        /// `Display` shows [`describe_json_error`] instead and `source()` does not expose it.
         err: serde_json::Error,
     },
     /// The document parsed but is unusable (no id, no family).
@@ -116,8 +122,33 @@ pub enum LoadError {
     UnknownKeys {
         /// The path.
         path: PathBuf,
-        /// Dotted key paths.
+        /// Dotted key paths, as the file spells them.
         keys: Vec<String>,
+        /// The file's layer. Keys of the user's own files are named (escaped: a typo is
+        /// the usual cause); those of a project's files are only counted (see [`LoadError`]).
+        layer: Layer,
+    },
+    /// A FIFO, device, socket or directory where a rule file was expected: never opened.
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is (`a FIFO`, `a character device`, …).
+        kind: &'static str,
+    },
+    /// A symlink (or a layer directory) leading outside what the layer may read: the
+    /// repository for project rules, the layer's own directory for user rule directories.
+    Escapes {
+        /// The path.
+        path: PathBuf,
+        /// What it leads outside of: `the repository`, `the user rules directory`.
+        outside: &'static str,
+    },
+    /// A directory that was not walked, or not walked to the end.
+    NotWalked {
+        /// The path.
+        path: PathBuf,
+        /// Why (a loop, a limit).
+        reason: String,
     },
 }
 
@@ -132,20 +163,44 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Read { path, err } => {
-                write!(f, "could not read rule `{}`: {err}; skipped", path.display())
+                write!(f, "could not read rule `{}`: {err}; skipped", printable_path(path))
             }
-            LoadError::Parse { path, err } => {
-                write!(f, "could not parse rule `{}`: {err}; skipped", path.display())
-            }
-            LoadError::Invalid { path, reason } => {
-                write!(f, "invalid rule `{}`: {reason}; skipped", path.display())
-            }
-            LoadError::UnknownKeys { path, keys } => write!(
+            LoadError::Parse { path, err } => write!(
                 f,
-                "rule `{}` has keys this tj does not know ({}); they are ignored",
-                path.display(),
-                keys.join(", ")
+                "could not parse rule `{}`: {}; skipped",
+                printable_path(path),
+                describe_json_error(err)
             ),
+            LoadError::Invalid { path, reason } => {
+                write!(f, "invalid rule `{}`: {reason}; skipped", printable_path(path))
+            }
+            LoadError::UnknownKeys { path, keys, layer } => {
+                let which = match layer {
+                    Layer::Project => where_keys_are(keys),
+                    _ => keys
+                        .iter()
+                        .map(|k| printable(k).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                write!(
+                    f,
+                    "rule `{}` has {} this tj does not know ({which}); they are ignored",
+                    printable_path(path),
+                    plural(keys.len(), "key"),
+                )
+            }
+            LoadError::NotRegular { path, kind } => write!(
+                f,
+                "rule `{}` is not a regular file ({kind}); skipped without opening it",
+                printable_path(path)
+            ),
+            LoadError::Escapes { path, outside } => {
+                write!(f, "`{}` leads outside {outside}; not followed", printable_path(path))
+            }
+            LoadError::NotWalked { path, reason } => {
+                write!(f, "rules directory `{}` not walked further: {reason}", printable_path(path))
+            }
         }
     }
 }
@@ -154,9 +209,127 @@ impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Read { err, .. } => Some(err),
-            LoadError::Parse { err, .. } => Some(err),
+            // Not `Parse`: serde_json's message quotes the file (see `LoadError`).
             _ => None,
         }
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// Where unknown keys are, without naming them: `2 at the top level, 1 in `match``. The
+/// parents are keys tj knows (only known objects are looked into), so they are safe to show.
+fn where_keys_are(keys: &[String]) -> String {
+    let mut places: Vec<(&str, usize)> = Vec::new();
+    for key in keys {
+        let parent = key.split_once('.').map_or("", |(parent, _)| parent);
+        match places.iter_mut().find(|(p, _)| *p == parent) {
+            Some((_, n)) => *n += 1,
+            None => places.push((parent, 1)),
+        }
+    }
+    places
+        .iter()
+        .map(|(parent, n)| match *parent {
+            "" => format!("{n} at the top level"),
+            parent => format!("{n} in `{}`", printable(parent)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The longest text [`printable`] shows; the rest is cut with `…`.
+pub const PRINTABLE_MAX_CHARS: usize = 512;
+
+/// `text` made safe to print on a terminal: control characters (C0, DEL, C1) and the
+/// invisible format characters that reorder or hide text (bidi overrides and isolates,
+/// zero-width characters, BOM) become `\u{…}` escapes (`\n`, `\r`, `\t` for those three), and
+/// text past [`PRINTABLE_MAX_CHARS`] characters is cut. Borrows when nothing needs escaping.
+///
+/// For names that come from untrusted files and directories (paths, rule ids) in warnings
+/// and listings.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
+    let too_long =
+        text.len() > PRINTABLE_MAX_CHARS && text.chars().nth(PRINTABLE_MAX_CHARS).is_some();
+    if !too_long && !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len().min(PRINTABLE_MAX_CHARS * 2) + 8);
+    for (i, c) in text.chars().enumerate() {
+        if i == PRINTABLE_MAX_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_char(c) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`printable`] for a path (lossy where it is not UTF-8).
+pub fn printable_path(path: &std::path::Path) -> String {
+    printable(&path.to_string_lossy()).into_owned()
+}
+
+/// What is wrong with a JSON document, without quoting it.
+///
+/// serde_json's messages quote the offending value (`invalid type: string "…", expected a
+/// sequence`, `unknown variant `…``): this keeps the kind of problem, what tj expected (text
+/// from tj's own types, never from the file) and the line and column.
+pub fn describe_json_error(err: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let message = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    let message = message.strip_suffix(&suffix).unwrap_or(&message);
+    let expected = |m: &str| {
+        m.rsplit_once(", expected ")
+            .map(|(_, e)| {
+                format!(" (expected {})", printable(e.get(..e.len().min(120)).unwrap_or("")))
+            })
+            .unwrap_or_default()
+    };
+    let what = match err.classify() {
+        Category::Io => "could not be read".to_owned(),
+        Category::Eof => "the document ends early".to_owned(),
+        // Syntax messages are serde_json's fixed texts (`expected value`, `trailing comma`).
+        Category::Syntax => format!("not valid JSON: {}", printable(message)),
+        Category::Data => {
+            if message.starts_with("invalid type:") {
+                format!("a value has the wrong type{}", expected(message))
+            } else if message.starts_with("invalid value:") {
+                format!("a value is out of range{}", expected(message))
+            } else if message.starts_with("invalid length") {
+                format!("a list has the wrong length{}", expected(message))
+            } else if message.starts_with("unknown variant") {
+                format!("a value is not one tj knows{}", expected(message))
+            } else if message.starts_with("missing field `")
+                || message.starts_with("duplicate field `")
+            {
+                // The field's name is tj's own (from the schema), not the file's.
+                printable(message).into_owned()
+            } else {
+                "the document does not have the rule format".to_owned()
+            }
+        }
+    };
+    if err.line() == 0 {
+        what
+    } else {
+        format!("{what} at line {}, column {}", err.line(), err.column())
     }
 }
 
@@ -232,7 +405,7 @@ impl RuleSet {
         if check_keys && let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) {
             let keys = schema::unknown_keys(&doc);
             if !keys.is_empty() {
-                self.problems.push(LoadError::UnknownKeys { path: path.clone(), keys });
+                self.problems.push(LoadError::UnknownKeys { path: path.clone(), keys, layer });
             }
         }
         Some(LoadedRule { rule, layer, path })
@@ -385,5 +558,18 @@ mod tests {
             let compiled = compiled::CompiledRule::compile(&rule);
             assert!(compiled.problems.is_empty(), "{}: {:?}", file.path, compiled.problems);
         }
+    }
+    #[test]
+    fn unknown_keys_are_named_for_the_user_and_only_counted_for_a_project() {
+        let json = "{\"id\":\"a/b\",\"family\":\"a\",\"futureKnob\":1,\"x\\u001b[2J\":2}";
+        let user = build(&[src(Layer::User, "u.json", json)]);
+        let shown = user.problems[0].to_string();
+        assert!(
+            shown.contains("2 keys this tj does not know (futureKnob, x\\u{1b}[2J)"),
+            "{shown}"
+        );
+        let project = build(&[src(Layer::Project, "p.json", json)]);
+        let shown = project.problems[0].to_string();
+        assert!(shown.contains("2 keys this tj does not know (2 at the top level)"), "{shown}");
     }
 }

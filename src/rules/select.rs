@@ -8,10 +8,9 @@
 //! `exitCodes` 5).
 //! Ties go to the later layer (project over user over builtin), then to the smaller id.
 
-use super::compiled::Pattern;
+use super::compiled::{Budget, Compiler};
 use super::identity::{self, Parsed};
-use super::{FALLBACK_ID, LoadedRule, RuleSet};
-use crate::rules::schema::Match;
+use super::{FALLBACK_ID, Layer, LoadedRule, RuleSet};
 
 /// The tool name assumed when the caller gives none (tokenjuice's own wrapper uses it, and
 /// its rules name it in `toolNames`).
@@ -97,6 +96,18 @@ impl Selection<'_> {
 /// `lines` is the rendered output, needed only by rules with `match.outputRegex`; pass `None`
 /// to select by command alone (such rules then never match).
 pub fn select<'r>(set: &'r RuleSet, query: &Query<'_>, lines: Option<&[&str]>) -> Selection<'r> {
+    select_within(set, query, lines, &Budget::unlimited())
+}
+
+/// [`select`], with the regex constraints of user and project rules compiled and matched
+/// under `budget` (see `compiled`). When the budget runs out, the rule being matched is
+/// blamed ([`Budget::blame`]) and no further rule is tried; the caller checks the budget.
+pub fn select_within<'r>(
+    set: &'r RuleSet,
+    query: &Query<'_>,
+    lines: Option<&[&str]>,
+    budget: &Budget,
+) -> Selection<'r> {
     let identity = identify(query);
     let fallback = set.fallback();
     if identity.compound || identity.argv.is_empty() {
@@ -104,13 +115,19 @@ pub fn select<'r>(set: &'r RuleSet, query: &Query<'_>, lines: Option<&[&str]>) -
     }
     let tool = query.tool_name.unwrap_or(DEFAULT_TOOL_NAME);
     let git_sub = identity::git_subcommand(&identity.argv);
-    let mut matched: Vec<(&LoadedRule, i64)> = set
-        .rules()
-        .iter()
-        .filter(|r| r.rule.id != FALLBACK_ID)
-        .filter(|r| matches(&r.rule.matcher, &identity, git_sub, tool, query.exit_code, lines))
-        .map(|r| (r, score(r)))
-        .collect();
+    let facts = Facts { identity: &identity, git_sub, tool, exit_code: query.exit_code, lines };
+    let mut matched: Vec<(&LoadedRule, i64)> = Vec::new();
+    for rule in set.rules().iter().filter(|r| r.rule.id != FALLBACK_ID) {
+        if budget.exhausted().is_some() {
+            break;
+        }
+        if matches(rule, &facts, budget) {
+            matched.push((rule, score(rule)));
+        }
+        if budget.exhausted().is_some() {
+            budget.blame(&rule.rule.id);
+        }
+    }
     matched.sort_by(|(a, sa), (b, sb)| {
         sb.cmp(sa).then_with(|| b.layer.cmp(&a.layer)).then_with(|| a.rule.id.cmp(&b.rule.id))
     });
@@ -142,18 +159,22 @@ pub fn score(rule: &LoadedRule) -> i64 {
         + i64::from(m.exit_codes.is_some()) * 5
 }
 
-fn matches(
-    m: &Match,
-    id: &Identity,
-    git_sub: Option<&str>,
-    tool: &str,
+/// What a rule's match constraints are checked against.
+struct Facts<'a> {
+    identity: &'a Identity,
+    git_sub: Option<&'a str>,
+    tool: &'a str,
     exit_code: Option<i64>,
-    lines: Option<&[&str]>,
-) -> bool {
+    lines: Option<&'a [&'a str]>,
+}
+
+fn matches(rule: &LoadedRule, facts: &Facts<'_>, budget: &Budget) -> bool {
+    let m = &rule.rule.matcher;
+    let id = facts.identity;
     let argv = &id.argv;
     let has = |word: &String| argv.iter().any(|a| a == word);
     if let Some(names) = &m.tool_names
-        && !names.iter().any(|n| n == tool)
+        && !names.iter().any(|n| n == facts.tool)
     {
         return false;
     }
@@ -163,7 +184,7 @@ fn matches(
         return false;
     }
     if let Some(subs) = &m.git_subcommands
-        && !git_sub.is_some_and(|g| subs.iter().any(|s| s == g))
+        && !facts.git_sub.is_some_and(|g| subs.iter().any(|s| s == g))
     {
         return false;
     }
@@ -193,22 +214,43 @@ fn matches(
         return false;
     }
     if let Some(codes) = &m.exit_codes
-        && !exit_code.is_some_and(|c| codes.contains(&c))
+        && !facts.exit_code.is_some_and(|c| codes.contains(&c))
     {
         return false;
     }
     // The regex constraints come last: they are the only ones that compile anything.
+    matches_regexes(rule, facts, budget)
+}
+
+/// `match.commandRegex` and `match.outputRegex`. A user or project rule's are compiled by
+/// a bounded [`Compiler`] and matched under `budget`, metered, checked after every line.
+fn matches_regexes(rule: &LoadedRule, facts: &Facts<'_>, budget: &Budget) -> bool {
+    let m = &rule.rule.matcher;
+    if m.command_regex.is_none() && m.output_regex.is_none() {
+        return true;
+    }
+    let untrusted = rule.layer != Layer::Builtin;
+    let _meter = untrusted.then(|| budget.meter());
+    let compiler = Compiler::for_layer(rule.layer, budget);
     if let Some(re) = &m.command_regex
-        && !Pattern::new(re, None).is_ok_and(|p| p.is_match(&id.command))
+        && !compiler
+            .pattern(re, None)
+            .is_ok_and(|p| p.is_match_within(&facts.identity.command, budget))
     {
         return false;
     }
     if let Some(re) = &m.output_regex {
-        let Some(lines) = lines else { return false };
-        let Ok(p) = Pattern::new(re, None) else { return false };
-        if !lines.iter().any(|l| p.is_match(l)) {
-            return false;
+        let Some(lines) = facts.lines else { return false };
+        let Ok(p) = compiler.pattern(re, None) else { return false };
+        for line in lines {
+            if p.is_match_within(line, budget) {
+                return true;
+            }
+            if untrusted && !budget.check() {
+                return false;
+            }
         }
+        return false;
     }
     true
 }

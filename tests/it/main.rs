@@ -5,6 +5,7 @@
 mod fullscreen;
 mod fuzz_tree;
 mod hardening_fs;
+mod hostile_repo;
 mod init;
 mod install;
 mod mode;
