@@ -217,3 +217,35 @@ fn a_lookaround_rule_over_a_megabyte_of_lines_gives_the_original_fast() {
     assert!(err.contains("rule `hostile/redos` was given up"), "{err}");
     assert!(!err.contains(SECRET) && !err.contains('\u{1b}'), "{err}");
 }
+
+#[test]
+fn a_lookaround_evidence_rule_over_a_streamed_output_is_given_up_and_errors_still_kept() {
+    // Past 6 MiB the output is reduced a chunk at a time (reduce::stream), under the same
+    // budget: the hostile rule's patterns stop, the built-in classifier keeps the error.
+    let env = TestEnv::new();
+    let rule = format!(
+        r#"{{"id":"hostile/stream","family":"x","priority":5,
+          "match":{{"argv0":["cargo"],"argvIncludes":[["test"]]}},
+          "evidence":["{}"]}}"#,
+        REDOS.replace('\\', "\\\\")
+    );
+    env.write("work/.tokenjuice/rules/stream.json", &rule);
+    let mut raw = String::new();
+    let mut i = 0;
+    while raw.len() < 7 << 20 {
+        raw.push_str(&format!("test module_{}::tests::case_{i:06} ... ok\n", i % 17));
+        if i == 90_000 {
+            raw.push_str("error: STREAM-MIDDLE-SIGNAL at src/lib.rs:10:5\n");
+        }
+        i += 1;
+    }
+    let cmd = env.cmd(&["reduce", "--exit-code", "101", "--", "cargo", "test"]);
+    let out = run_within(cmd, raw.as_bytes(), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("error: STREAM-MIDDLE-SIGNAL at src/lib.rs:10:5"), "signal lost");
+    assert!(text.len() < 64 << 10, "the rendition is bounded: {} bytes", text.len());
+    let err = stderr(&out);
+    assert!(err.contains("rule `hostile/stream` was given up"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
