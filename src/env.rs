@@ -103,6 +103,8 @@ pub struct Env {
     pub has_pager: bool,
     /// `GIT_PAGER` is set.
     pub has_git_pager: bool,
+    /// `COLUMNS`, unparsed: the width an agent-mode PTY is given, if usable.
+    pub columns: Option<OsString>,
 }
 
 impl Env {
@@ -145,6 +147,7 @@ impl Env {
                 TJ_BLOCKED_AFTER => env.blocked_after = Some(text()),
                 "PAGER" => env.has_pager = true,
                 "GIT_PAGER" => env.has_git_pager = true,
+                "COLUMNS" => env.columns = Some(value.clone()),
                 _ => {}
             }
         }

@@ -156,7 +156,7 @@ fn build_spec(args: &Args, env: &Env, mode: Mode) -> Spec {
         spec.env_set.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
         // Nor any other prompt on the terminal: end the run once it sits waiting for one.
         spec.blocked_after = Some(blocked_after(env));
-        spec.size = Some(relay::WinSize::for_agent(std::env::var_os("COLUMNS").as_deref()));
+        spec.size = Some(relay::WinSize::for_agent(env.columns.as_deref()));
     }
     spec
 }
