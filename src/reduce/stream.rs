@@ -636,25 +636,7 @@ fn trim_long(line: &str, max: usize, omitted: &mut Omitted) -> String {
     if line.len() <= max {
         return line.to_owned();
     }
-    let head = floor_char_boundary(line, max / 2);
-    let tail = ceil_char_boundary(line, line.len() - max / 4);
-    let cut = line[head..tail].chars().count();
-    omitted.trimmed_lines += 1;
-    format!("{} …[{cut} chars cut by tj]… {}", &line[..head], &line[tail..])
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
+    super::window::cut_middle(line, max / 2, max / 4, omitted)
 }
 
 #[cfg(test)]

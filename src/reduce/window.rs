@@ -371,11 +371,18 @@ fn trim_long<'a>(line: &'a str, is_evidence: bool, omitted: &mut Omitted) -> Cow
     if is_evidence || line.len() <= MAX_LINE_BYTES {
         return Cow::Borrowed(line);
     }
-    let head_end = floor_char_boundary(line, TRIM_HEAD);
-    let tail_start = ceil_char_boundary(line, line.len() - TRIM_TAIL);
+    Cow::Owned(cut_middle(line, TRIM_HEAD, TRIM_TAIL, omitted))
+}
+
+/// `line` with all but its first `head` and last `tail` bytes (moved to character
+/// boundaries) replaced by a note of how many characters went, counted in `omitted`. The
+/// caller has checked that the line is longer than `head + tail`.
+pub(super) fn cut_middle(line: &str, head: usize, tail: usize, omitted: &mut Omitted) -> String {
+    let head_end = floor_char_boundary(line, head);
+    let tail_start = ceil_char_boundary(line, line.len() - tail);
     let cut = line[head_end..tail_start].chars().count();
     omitted.trimmed_lines += 1;
-    Cow::Owned(format!("{} …[{cut} chars cut by tj]… {}", &line[..head_end], &line[tail_start..]))
+    format!("{} …[{cut} chars cut by tj]… {}", &line[..head_end], &line[tail_start..])
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
