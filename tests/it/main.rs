@@ -15,5 +15,6 @@ mod reduce;
 mod relay;
 mod rules;
 mod run;
+mod tmux;
 mod transparency;
 mod util;

@@ -1,0 +1,161 @@
+//! What a person sees, through tmux (issue 10, "the tmux-driven check"): a real terminal
+//! emulator runs an interactive bash, keys are typed into it, and the screen is read back
+//! with `capture-pane`. A prompt is answered, `less` is paged, resized and quit, and Ctrl-C
+//! ends a command with 130, all through `tj run` as through the command alone.
+//!
+//! Each step waits for the text it acts on to be on the screen (30 s deadline, polling, no
+//! fixed sleeps). Every test runs its own tmux server (`-L`), killed on drop.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A tmux server of its own with one window running `bash --norc` in `env`.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None`, after saying why, only where tmux is not installed (`.ci/run` installs it).
+    #[allow(clippy::print_stdout)] // a skip is said, never silent
+    fn start(env: &TestEnv) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            println!("skipping: tmux is not installed");
+            return None;
+        }
+        let socket = format!("tj-test-{}", env.root.file_name().unwrap().to_string_lossy());
+        let tmux = Tmux { socket };
+        let bin = Path::new(env!("CARGO_BIN_EXE_tj")).parent().unwrap().display().to_string();
+        let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+        let shell = format!(
+            "env -i HOME={home} PATH={path} TERM=xterm-256color TJ_DATA_DIR={data} \
+             TJ_CONFIG_DIR={config} PS1='READY$ ' bash --norc --noprofile -i",
+            home = env.root.join("home").display(),
+            data = env.data().display(),
+            config = env.root.join("config").display(),
+        );
+        let out = tmux
+            .cmd(&["new-session", "-d", "-x", "80", "-y", "24", "-c"])
+            .arg(env.work())
+            .arg(shell)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux new-session: {}", stderr(&out));
+        tmux.wait_for("READY$");
+        Some(tmux)
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let out = self.cmd(args).output().unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {}", stderr(&out));
+        out
+    }
+
+    /// Types `text` literally, then Enter.
+    fn line(&self, text: &str) {
+        self.run(&["send-keys", "-l", text]);
+        self.run(&["send-keys", "Enter"]);
+    }
+
+    /// Sends one key by tmux's name for it (`C-c`, `q`).
+    fn key(&self, key: &str) {
+        self.run(&["send-keys", key]);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p"]).stdout).into_owned()
+    }
+
+    /// Waits until `text` is on the screen, and returns the screen.
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_until(|screen| screen.contains(text), text)
+    }
+
+    fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(start.elapsed() < DEADLINE, "never saw {what:?}; the screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Clears the screen and the history, so the next wait sees only what follows.
+    fn clear(&self) {
+        self.line("clear");
+        self.wait_until(|s| s.trim() == "READY$", "a cleared screen");
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]).output();
+    }
+}
+
+#[test]
+fn a_prompt_is_answered_through_tj_as_without_it() {
+    let env = TestEnv::new();
+    let Some(tmux) = Tmux::start(&env) else { return };
+    for prefix in ["", "tj run -- "] {
+        tmux.clear();
+        tmux.line(&format!("{prefix}sh -c 'printf \"name? \"; read n; echo \"hello $n\"'"));
+        tmux.wait_for("name? ");
+        tmux.line("bob");
+        let screen = tmux.wait_for("hello bob");
+        assert!(screen.trim_end().ends_with("READY$"), "{prefix:?}: {screen}");
+    }
+}
+
+#[test]
+fn less_pages_resizes_and_quits_through_tj() {
+    let env = TestEnv::new();
+    let text: String = (1..=200).map(|i| format!("row {i:03} of the file\n")).collect();
+    env.write("work/notes.txt", &text);
+    let Some(tmux) = Tmux::start(&env) else { return };
+    tmux.clear();
+    tmux.line("tj run -- less notes.txt");
+    let screen = tmux.wait_for("row 001 of the file");
+    assert!(!screen.contains("row 030"), "less shows one screen of 24 rows:\n{screen}");
+    tmux.key("Space");
+    tmux.wait_for("row 024 of the file");
+    // A taller terminal: less redraws to the new size, which reaches it through tj.
+    tmux.run(&["resize-window", "-x", "100", "-y", "40"]);
+    tmux.key("g");
+    tmux.wait_for("row 039 of the file");
+    tmux.key("q");
+    let screen = tmux.wait_for("READY$");
+    assert!(!screen.contains("row 039"), "the alternate screen is left:\n{screen}");
+    let ls = env.run(&["ls", "--format", "json"], b"");
+    let list: serde_json::Value = serde_json::from_slice(&ls.stdout).unwrap();
+    assert_eq!(list[0]["exitCode"], 0, "{list}");
+}
+
+#[test]
+fn ctrl_c_ends_the_command_with_130_through_tj() {
+    let env = TestEnv::new();
+    let Some(tmux) = Tmux::start(&env) else { return };
+    for prefix in ["", "tj run -- "] {
+        tmux.clear();
+        tmux.line(&format!("{prefix}sh -c 'echo started; sleep 100'"));
+        tmux.wait_for("started");
+        tmux.key("C-c");
+        tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after Ctrl-C");
+        tmux.line("echo \"code=$?\"");
+        let screen = tmux.wait_for("code=1");
+        assert!(screen.contains("code=130"), "{prefix:?}: {screen}");
+    }
+}
