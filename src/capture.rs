@@ -40,7 +40,6 @@ use sha2::{Digest, Sha256};
 
 use crate::fsx;
 use crate::reduce::stream;
-use crate::store::ID_LEN;
 
 /// Buffer between capture and the spill file. Relay chunks are up to 64 KiB, so big chunks go
 /// straight through and only small PTY reads are coalesced.
@@ -223,13 +222,6 @@ impl Captured {
             ));
         }
         Ok(())
-    }
-
-    /// The artifact id: the first [`ID_LEN`] hex digits of `sha256`, as `store::id_of` gives.
-    pub fn hex_id(&self) -> String {
-        let mut hex: String = self.sha256.iter().map(|b| format!("{b:02x}")).collect();
-        hex.truncate(ID_LEN);
-        hex
     }
 }
 
@@ -1120,7 +1112,7 @@ mod tests {
         let captured = Capture::new(None, Limits::default()).finish();
         assert_eq!(captured.storage, Storage::Memory(Vec::new()));
         assert_eq!(captured.total_bytes, 0);
-        assert_eq!(captured.hex_id(), "e3b0c44298fc");
+        assert_eq!(captured.sha256[..2], [0xe3, 0xb0], "the SHA-256 of nothing");
         assert_eq!(captured.read_whole(100).unwrap(), Some(Vec::new()));
     }
 
@@ -1465,10 +1457,10 @@ mod tests {
     }
 
     #[test]
-    fn hex_id_is_the_store_id() {
+    fn sha256_is_the_digest_of_every_byte_written() {
         let input = text(16, 1000);
         let captured = feed(Capture::new(None, Limits::default()), &input, 100);
-        assert_eq!(captured.hex_id(), crate::store::id_of(&input).0);
+        assert_eq!(captured.sha256, <[u8; 32]>::from(Sha256::digest(&input)));
     }
 
     #[test]

@@ -96,7 +96,11 @@ pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(600)
 
 /// The id of `raw`: the first [`ID_LEN`] hex digits of its SHA-256, and the full digest.
 pub fn id_of(raw: &[u8]) -> (String, String) {
-    let digest = Sha256::digest(raw);
+    id_of_digest(&Sha256::digest(raw).into())
+}
+
+/// The id of the output whose SHA-256 is `digest`, and the full digest in hex.
+pub fn id_of_digest(digest: &[u8; 32]) -> (String, String) {
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     (hex[..ID_LEN].to_owned(), hex)
 }
@@ -286,7 +290,7 @@ impl Store {
         meta: &mut Metadata,
     ) -> Result<ArtifactRef> {
         use crate::capture::Storage;
-        let id = captured.hex_id();
+        let (id, sha) = id_of_digest(&captured.sha256);
         self.prepare()?;
         let path = self.spill_path(&id);
         let same = reuse(&path, captured.storage.len());
@@ -314,7 +318,7 @@ impl Store {
                 .with_context(|| format!("could not store the tail in `{}`", tail.display()))?;
         }
         meta.id.clone_from(&id);
-        meta.sha256 = captured.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        meta.sha256 = sha;
         meta.bytes = usize::try_from(captured.total_bytes).unwrap_or(usize::MAX);
         meta.dropped_bytes = captured.dropped_bytes;
         meta.tail_bytes = captured.tail.len() as u64;
