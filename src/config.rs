@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::env::{self, Env};
+use crate::fsx::{ReadError, read_regular};
 use crate::reduce::Limits;
-use crate::rules::load::{ReadError, read_regular};
 use crate::shell::ShellHook;
 
 /// A config file larger than this is not read: every key together is a few hundred bytes.

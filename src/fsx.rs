@@ -192,25 +192,74 @@ pub fn check_private_dir(dir: &Path) -> Result<bool, DirError> {
     Ok(true)
 }
 
-/// A short name for a file type, for messages.
-pub fn kind_name(kind: &fs::FileType) -> &'static str {
+/// What a file type is, with its article ("a FIFO", "a symbolic link"), for messages.
+pub fn kind_phrase(kind: &fs::FileType) -> &'static str {
     if kind.is_symlink() {
-        "symbolic link"
+        "a symbolic link"
     } else if kind.is_dir() {
-        "directory"
+        "a directory"
     } else if kind.is_file() {
-        "regular file"
+        "a regular file"
     } else if kind.is_fifo() {
-        "FIFO"
+        "a FIFO"
     } else if kind.is_char_device() {
-        "character device"
+        "a character device"
     } else if kind.is_block_device() {
-        "block device"
+        "a block device"
     } else if kind.is_socket() {
-        "socket"
+        "a socket"
     } else {
-        "special file"
+        "a special file"
     }
+}
+
+/// [`kind_phrase`] without its article ("FIFO", "symbolic link").
+pub fn kind_name(kind: &fs::FileType) -> &'static str {
+    let phrase = kind_phrase(kind);
+    phrase.strip_prefix("a ").unwrap_or(phrase)
+}
+
+/// Why [`read_regular`] read nothing.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Opening or reading failed (`NotFound` included).
+    Io(io::Error),
+    /// Not a regular file (what it is instead, as [`kind_phrase`] says it); it was not
+    /// opened, or opened without blocking and closed unread.
+    NotRegular(&'static str),
+    /// Larger than the cap.
+    TooLarge,
+}
+
+/// Reads the regular file at `path`, at most `max` bytes, and nothing that is not one.
+///
+/// The type is checked before opening (a device is never opened) and again on the open
+/// descriptor, which is opened `O_NONBLOCK` (a FIFO swapped in meanwhile cannot block the
+/// open), `O_NOCTTY` and, unless `follow`, `O_NOFOLLOW` (the last component must not be a
+/// symlink). The read itself is capped: a file that grows, or lies about its size, still
+/// costs at most `max + 1` bytes.
+pub fn read_regular(path: &Path, follow: bool, max: u64) -> Result<Vec<u8>, ReadError> {
+    let meta = if follow { fs::metadata(path) } else { fs::symlink_metadata(path) };
+    let meta = meta.map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_phrase(&meta.file_type())));
+    }
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow)
+        .open(path)
+        .map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_phrase(&meta.file_type())));
+    }
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(bytes)
 }
 
 /// Opens `path` with `options` plus `O_NOFOLLOW|O_NONBLOCK`, and returns it only if it is a
@@ -222,7 +271,7 @@ fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     if !kind.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("`{}` is a {}, not a regular file", path.display(), kind_name(&kind)),
+            format!("`{}` is {}, not a regular file", path.display(), kind_phrase(&kind)),
         ));
     }
     set_blocking(&file)?;
@@ -250,17 +299,20 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
 }
 
 /// Reads the regular file at `path`, never through a symbolic link, refusing one larger
-/// than `limit` bytes (checked while reading, not from a size reported before it).
+/// than `limit` bytes (checked while reading, not from a size reported before it):
+/// [`read_regular`] with its refusals as I/O errors.
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    open_read(path)?.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(io::Error::new(
+    read_regular(path, false, limit).map_err(|err| match err {
+        ReadError::Io(err) => err,
+        ReadError::NotRegular(kind) => io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is {kind}, not a regular file", path.display()),
+        ),
+        ReadError::TooLarge => io::Error::new(
             io::ErrorKind::InvalidData,
             format!("`{}` is larger than {limit} bytes", path.display()),
-        ));
-    }
-    Ok(bytes)
+        ),
+    })
 }
 
 /// Opens the regular file at `path` for appending, creating it 0600 if it does not exist;

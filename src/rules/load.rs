@@ -24,11 +24,11 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use super::{Layer, LoadError, RuleSet, builtin_files};
 use crate::env::Env;
+use crate::fsx::{self, ReadError, read_regular};
 
 /// Project rules live here, relative to a directory at or above the working directory.
 pub const PROJECT_RULES_DIR: &str = ".tokenjuice/rules";
@@ -198,7 +198,10 @@ fn walk_layer(dir: &Path, root: Option<&Path>, problems: &mut Vec<LoadError>) ->
     match fs::metadata(&canonical) {
         Ok(meta) if meta.is_dir() => {}
         Ok(meta) => {
-            problems.push(LoadError::NotRegular { path: dir.to_path_buf(), kind: kind_of(&meta) });
+            problems.push(LoadError::NotRegular {
+                path: dir.to_path_buf(),
+                kind: fsx::kind_phrase(&meta.file_type()),
+            });
             return Vec::new();
         }
         Err(err) => {
@@ -286,8 +289,10 @@ impl Walk<'_> {
         } else if meta.is_file() {
             self.push(path.to_path_buf(), path.to_path_buf());
         } else {
-            self.problems
-                .push(LoadError::NotRegular { path: path.to_path_buf(), kind: kind_of(&meta) });
+            self.problems.push(LoadError::NotRegular {
+                path: path.to_path_buf(),
+                kind: fsx::kind_phrase(&meta.file_type()),
+            });
         }
     }
 
@@ -319,8 +324,10 @@ impl Walk<'_> {
             self.problems
                 .push(LoadError::Escapes { path: path.to_path_buf(), outside: REPOSITORY });
         } else if !meta.is_file() {
-            self.problems
-                .push(LoadError::NotRegular { path: path.to_path_buf(), kind: kind_of(&meta) });
+            self.problems.push(LoadError::NotRegular {
+                path: path.to_path_buf(),
+                kind: fsx::kind_phrase(&meta.file_type()),
+            });
         } else {
             self.push(path.to_path_buf(), target);
         }
@@ -345,80 +352,6 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
         let _ = path;
         None
     }
-}
-
-/// What a non-regular file is, for a warning.
-fn kind_of(meta: &fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        return "a directory";
-    }
-    if kind.is_symlink() {
-        return "a symlink";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    "not a file"
-}
-
-/// Why [`read_regular`] read nothing.
-#[derive(Debug)]
-pub enum ReadError {
-    /// Opening or reading failed (`NotFound` included).
-    Io(std::io::Error),
-    /// Not a regular file (what it is instead); it was not opened, or opened without
-    /// blocking and closed unread.
-    NotRegular(&'static str),
-    /// Larger than the cap.
-    TooLarge,
-}
-
-/// Reads the regular file at `path`, at most `max` bytes, and nothing that is not one.
-///
-/// The type is checked before opening (a device is never opened) and again on the open
-/// descriptor, which is opened `O_NONBLOCK` (a FIFO swapped in meanwhile cannot block the
-/// open), `O_NOCTTY` and, unless `follow`, `O_NOFOLLOW` (the last component must not be a
-/// symlink). The read itself is capped: a file that grows, or lies about its size, still
-/// costs at most `max + 1` bytes.
-pub fn read_regular(path: &Path, follow: bool, max: u64) -> Result<Vec<u8>, ReadError> {
-    let meta = if follow { fs::metadata(path) } else { fs::symlink_metadata(path) };
-    let meta = meta.map_err(ReadError::Io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(kind_of(&meta)));
-    }
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
-    }
-    let file = options.open(path).map_err(ReadError::Io)?;
-    let meta = file.metadata().map_err(ReadError::Io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(kind_of(&meta)));
-    }
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes).map_err(ReadError::Io)?;
-    if bytes.len() as u64 > max {
-        return Err(ReadError::TooLarge);
-    }
-    Ok(bytes)
 }
 
 /// Reads one rule file: [`read_regular`] without following a symlink (the walk resolved
