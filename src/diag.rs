@@ -35,10 +35,19 @@ pub fn warn_once(msg: &str) {
     }
 }
 
-/// `text` with every control character made visible: `\t`, `\n`, `\r`, `\e` for ESC, and
-/// `\x7f` or `\u{9b}` for the rest of C0, DEL and C1; also the bidirectional overrides and
-/// isolates (U+202A–U+202E, U+2066–U+2069), which reorder what a terminal shows. Borrows
-/// when there is nothing to escape.
+/// Returns true if and only if `c` must not reach a terminal as it is: a control character
+/// (C0, DEL, C1), or an invisible format character that reorders or hides text (bidi marks,
+/// overrides and isolates, zero-width characters, word joiner, BOM). The one rule for
+/// [`escape`] and for `rules::printable`.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// `text` with every [unsafe character](is_unsafe_char) made visible: `\t`, `\n`, `\r`, `\e`
+/// for ESC, `\x7f` for the rest of ASCII, and `\u{9b}` beyond it (C1, bidi and zero-width
+/// characters, which reorder or hide what a terminal shows). Borrows when there is nothing
+/// to escape.
 ///
 /// For everything tj prints *about* data it did not write itself — commands and ids from
 /// the store, file names, arguments echoed in errors — never for an original (`tj expand`
@@ -49,8 +58,7 @@ pub fn warn_once(msg: &str) {
 /// assert_eq!(tj::diag::escape("\u{1b}]0;PWNED\u{7}\u{1b}[2J"), r"\e]0;PWNED\x07\e[2J");
 /// ```
 pub fn escape(text: &str) -> Cow<'_, str> {
-    let needs =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let needs = is_unsafe_char;
     if !text.chars().any(needs) {
         return Cow::Borrowed(text);
     }

@@ -251,10 +251,7 @@ pub const PRINTABLE_MAX_CHARS: usize = 512;
 /// For names that come from untrusted files and directories (paths, rule ids) in warnings
 /// and listings.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-    };
+    let unsafe_char = crate::diag::is_unsafe_char;
     let too_long =
         text.len() > PRINTABLE_MAX_CHARS && text.chars().nth(PRINTABLE_MAX_CHARS).is_some();
     if !too_long && !text.chars().any(unsafe_char) {
