@@ -115,6 +115,25 @@ fn reduce_reporting(
     outcome
 }
 
+/// [`reduce_reporting`] for an output too large to hold, reduced as `feed` pushes its
+/// chunks (`reduce::stream`). `None`, after one warning, if the reducer panicked.
+fn stream_reporting<'a>(
+    input: &crate::reduce::Input<'_>,
+    head: &[u8],
+    set: &crate::rules::RuleSet,
+    opts: &crate::reduce::Options<'a>,
+    feed: impl FnOnce(&mut crate::reduce::stream::Stream<'a>),
+) -> Option<crate::reduce::Reduction> {
+    let Some(outcome) = crate::reduce::stream::run(input, head, set, opts, feed) else {
+        crate::diag::warn_once("the reducer failed (a bug in tj); the rendition is the original");
+        return None;
+    };
+    for problem in &outcome.problems {
+        crate::diag::warn_once(problem);
+    }
+    Some(outcome)
+}
+
 /// Reads all of a file, or stdin for `None` or `-`.
 fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
     use std::io::Read;

@@ -134,18 +134,15 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         exit_code: req.exit_code,
         cols: req.cols,
     };
-    let mut outcome = if raw.len() > reduce::stream::WHOLE_MAX && artifact.is_some() && !req.raw {
-        // Numbered and windowed as `tj run` and `tj expand` do an output this large.
-        let mut streamed = reduce::stream::Stream::new(&input, raw, &set, &opts);
-        reduce::stream::chunks(raw).for_each(|chunk| streamed.push(chunk));
-        let outcome = streamed.finish();
-        for problem in &outcome.problems {
-            diag::warn_once(problem);
-        }
-        outcome
-    } else {
-        super::reduce_reporting(&input, &set, &opts)
-    };
+    let streamed = (raw.len() > reduce::stream::WHOLE_MAX && artifact.is_some() && !req.raw)
+        .then(|| {
+            // Numbered and windowed as `tj run` and `tj expand` do an output this large.
+            super::stream_reporting(&input, raw, &set, &opts, |stream| {
+                reduce::stream::chunks(raw).for_each(|chunk| stream.push(chunk));
+            })
+        })
+        .flatten();
+    let mut outcome = streamed.unwrap_or_else(|| super::reduce_reporting(&input, &set, &opts));
     if let (Ok(store), Some(artifact)) = (&store, &artifact) {
         record(store, artifact, &mut meta, &mut outcome);
     }

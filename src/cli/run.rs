@@ -389,20 +389,18 @@ fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRe
         return Rendition::Whole;
     }
     let head = run.captured.head(stream::CHUNK).unwrap_or_default();
-    let mut streamed = stream::Stream::new(&input, &head, &set, &opts);
-    drop(head);
-    let read = run.captured.for_each_chunk(|piece| match piece {
-        Piece::Bytes(bytes) => streamed.push(bytes),
-        Piece::Lost { bytes, newlines } => streamed.push_lost(bytes, newlines),
+    let mut read = Ok(());
+    let reduction = super::stream_reporting(&input, &head, &set, &opts, |streamed| {
+        read = run.captured.for_each_chunk(|piece| match piece {
+            Piece::Bytes(bytes) => streamed.push(bytes),
+            Piece::Lost { bytes, newlines } => streamed.push_lost(bytes, newlines),
+        });
     });
     if let Err(err) = read {
         diag::warn_once(&format!("could not read the captured output back: {err}"));
     }
-    let reduction = streamed.finish();
-    for problem in &reduction.problems {
-        diag::warn_once(problem);
-    }
-    Rendition::Reduced(Box::new(reduction))
+    // The reducer failed: the agent gets the whole original (fail open).
+    reduction.map_or(Rendition::Whole, |reduction| Rendition::Reduced(Box::new(reduction)))
 }
 
 /// Adds what the rendition must say beyond the reduction: that the command was ended

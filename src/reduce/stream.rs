@@ -235,6 +235,24 @@ pub struct Stream<'a> {
     binary: Option<Binary>,
 }
 
+/// Reduces an output read a chunk at a time: `feed` pushes its chunks into the [`Stream`].
+/// The same fail-open boundary as [`super::run`]: `None` if the reducer panicked, and the
+/// caller then gives the agent the whole original.
+pub fn run<'a>(
+    input: &Input<'_>,
+    head: &[u8],
+    rules: &RuleSet,
+    opts: &Options<'a>,
+    feed: impl FnOnce(&mut Stream<'a>),
+) -> Option<Reduction> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut stream = Stream::new(input, head, rules, opts);
+        feed(&mut stream);
+        stream.finish()
+    }))
+    .ok()
+}
+
 impl<'a> Stream<'a> {
     /// A streamed reduction of the output `input` describes; `head` is its start (the first
     /// chunk will do), used to select rules that look at the output. `input.raw` is not read
@@ -657,6 +675,19 @@ mod tests {
         let mut stream = Stream::new(&input, raw, &rules, &opts);
         chunks(raw).for_each(|c| stream.push(c));
         stream.finish()
+    }
+
+    #[test]
+    fn run_is_a_fail_open_boundary() {
+        let argv = vec!["cargo".to_owned(), "test".to_owned()];
+        let input = Input { argv: &argv, ..Input::default() };
+        let rules = RuleSet::builtin();
+        let opts = Options::default();
+        let fine = run(&input, b"ok\n", &rules, &opts, |s| s.push(b"ok\n"));
+        assert!(fine.is_some());
+        // The panic message is printed; the hook is left alone, as other tests run meanwhile.
+        let failed = run(&input, b"ok\n", &rules, &opts, |_| panic!("a bug in a reducer"));
+        assert!(failed.is_none(), "a panic gives None, not a crash");
     }
 
     /// Checks that the body accounts for lines `1..=total` exactly once, in order: each
