@@ -138,7 +138,7 @@ impl Store {
         self.prepare()?;
         let path = self.spill_path(&id);
         if !reuse(&path, raw.len() as u64) {
-            atomic_write(&path, raw)
+            fsx::replace(&path, raw)
                 .with_context(|| format!("could not store the original in `{}`", path.display()))?;
         }
         meta.id.clone_from(&id);
@@ -153,7 +153,7 @@ impl Store {
     /// Writes the metadata for an artifact already persisted.
     pub fn write_metadata(&self, meta: &Metadata) -> Result<()> {
         let json = serde_json::to_vec_pretty(meta).context("could not encode metadata")?;
-        atomic_write(&self.meta_path(&meta.id), &json).context("could not write metadata")
+        fsx::replace(&self.meta_path(&meta.id), &json).context("could not write metadata")
     }
 
     /// Reads the original with this id (or a unique prefix of it).
@@ -182,13 +182,6 @@ impl Store {
             n => bail!("`{prefix}` matches {n} artifacts; give more digits"),
         }
     }
-}
-
-/// Writes `bytes` to `path` through a private temporary file in the same directory and a
-/// rename, so a reader sees the old file or the new one, never half of one (see
-/// [`fsx::replace`]: the temporary name is unpredictable and created exclusively).
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    fsx::replace(path, bytes)
 }
 
 /// Returns true if and only if `path` is a regular file of `len` bytes (the original of the
@@ -297,7 +290,7 @@ impl Store {
         match &captured.storage {
             Storage::Memory(bytes) => {
                 if !same {
-                    atomic_write(&path, bytes).with_context(|| {
+                    fsx::replace(&path, bytes).with_context(|| {
                         format!("could not store the original in `{}`", path.display())
                     })?;
                 }
@@ -314,7 +307,7 @@ impl Store {
         }
         if !captured.tail.is_empty() {
             let tail = self.spill_dir().join(format!("{id}.tail"));
-            atomic_write(&tail, &captured.tail)
+            fsx::replace(&tail, &captured.tail)
                 .with_context(|| format!("could not store the tail in `{}`", tail.display()))?;
         }
         meta.id.clone_from(&id);
@@ -429,7 +422,7 @@ impl Store {
 
     /// Stores the rendition an artifact was given, for `tj expand --reduced`.
     pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
-        atomic_write(&self.spill_dir().join(format!("{id}.txt")), text.as_bytes())
+        fsx::replace(&self.spill_dir().join(format!("{id}.txt")), text.as_bytes())
             .context("could not store the rendition")
     }
 
@@ -608,7 +601,7 @@ mod tests {
             meta.created_at = 100 + i as u64;
             store.write_metadata(&meta).unwrap();
         }
-        atomic_write(&root.join("spill/ffffffffffff.json"), b"{ corrupt").unwrap();
+        fsx::replace(&root.join("spill/ffffffffffff.json"), b"{ corrupt").unwrap();
         let (list, corrupt) = store.list().unwrap();
         assert_eq!(corrupt, 1);
         assert_eq!(list.len(), 2);
@@ -699,7 +692,7 @@ mod tests {
         let outside = temp("sweep-own-outside");
         fs::create_dir_all(&outside).unwrap();
         let victim = outside.join("victim.log");
-        atomic_write(&victim, b"not tj's").unwrap();
+        fsx::replace(&victim, b"not tj's").unwrap();
         age(&victim, 30 * DAY);
         std::os::unix::fs::symlink(&victim, spill.join("aaaaaaaaaaaa.log")).unwrap();
         let theirs = [
@@ -713,7 +706,7 @@ mod tests {
         let ours =
             ["0123456789ab.log", "0123456789ab.json", "0123456789ab.txt", ".capture-1-2.tmp"];
         for name in theirs.iter().chain(&ours) {
-            atomic_write(&spill.join(name), b"old").unwrap();
+            fsx::replace(&spill.join(name), b"old").unwrap();
             age(&spill.join(name), 30 * DAY);
         }
         store.sweep(&Retention::default(), None).unwrap();
@@ -736,7 +729,7 @@ mod tests {
         fs::create_dir_all(&victims).unwrap();
         let names = ["app.log", "error.log", "0123456789ab.log", "0123456789ab.json"];
         for name in names {
-            atomic_write(&victims.join(name), b"precious").unwrap();
+            fsx::replace(&victims.join(name), b"precious").unwrap();
             age(&victims.join(name), 30 * DAY);
         }
         fsx::ensure_private_dir(&root).unwrap();
@@ -763,7 +756,7 @@ mod tests {
         let outside = temp("planted-outside");
         fs::create_dir_all(&outside).unwrap();
         let victim = outside.join("victim");
-        atomic_write(&victim, b"victim").unwrap();
+        fsx::replace(&victim, b"victim").unwrap();
         age(&victim, 30 * DAY);
         let before = mtime(&victim);
         let (id, _) = id_of(b"out\n");
