@@ -287,8 +287,9 @@ struct SpillFile {
     out: BufWriter<Box<dyn Sink>>,
     /// Bytes handed to `out`: the first `len` bytes of the output.
     len: u64,
-    /// Line feeds among those bytes.
-    newlines: u64,
+    /// Line feeds among those bytes, counted once the file is capped (only then can bytes
+    /// be dropped, and only then is the number needed).
+    newlines_at_cap: u64,
     /// The file reached the disk cap and takes no more bytes.
     is_capped: bool,
     /// Completed: the caller owns the file now.
@@ -298,11 +299,13 @@ struct SpillFile {
 impl SpillFile {
     fn new(path: PathBuf, sink: Box<dyn Sink>) -> SpillFile {
         let out = BufWriter::with_capacity(SPILL_BUFFER, sink);
-        SpillFile { path, out, len: 0, newlines: 0, is_capped: false, keep: false }
+        SpillFile { path, out, len: 0, newlines_at_cap: 0, is_capped: false, keep: false }
     }
 
-    /// Appends what fits under `cap` of `bytes`.
-    fn put(&mut self, bytes: &[u8], cap: u64) -> io::Result<()> {
+    /// Appends what fits under `cap` of `bytes`. `newlines_through` is the number of line
+    /// feeds in the output up to the end of `bytes`, which the capture counts anyway: the
+    /// file's own count is derived from it when the cap is reached, never counted twice.
+    fn put(&mut self, bytes: &[u8], cap: u64, newlines_through: u64) -> io::Result<()> {
         if self.is_capped {
             return Ok(());
         }
@@ -310,8 +313,10 @@ impl SpillFile {
         let room = to_usize(cap.saturating_sub(self.len)).min(bytes.len());
         self.out.write_all(&bytes[..room])?;
         self.len += room as u64;
-        self.newlines += newlines(&bytes[..room]);
         self.is_capped = self.len >= cap;
+        if self.is_capped {
+            self.newlines_at_cap = newlines_through - newlines(&bytes[room..]);
+        }
         Ok(())
     }
 
@@ -322,7 +327,6 @@ impl SpillFile {
         // price of exceeding the cap by less than `tail_cap`.
         self.out.write_all(rest)?;
         self.len += rest.len() as u64;
-        self.newlines += newlines(rest);
         self.out.flush()?;
         self.out.get_mut().sync()?;
         self.keep = true;
@@ -555,7 +559,7 @@ impl Capture {
         }
         let cap = self.limits.disk_cap;
         let result = match &mut self.spill {
-            Spill::Open(file) => file.put(rest, cap),
+            Spill::Open(file) => file.put(rest, cap, self.newlines),
             Spill::Pending(_) | Spill::Off | Spill::Disabled => Ok(()),
         };
         if let Err(err) = result {
@@ -647,13 +651,17 @@ impl Capture {
             return;
         };
         match opener.open() {
-            Ok(mut file) => match file.put(&self.head, self.limits.disk_cap) {
-                Ok(()) => self.spill = Spill::Open(file),
-                Err(err) => {
-                    self.spill = Spill::Open(file);
-                    self.abandon_spill(&err, current);
+            // The head ends where `current` begins.
+            Ok(mut file) => {
+                match file.put(&self.head, self.limits.disk_cap, self.newlines - newlines(current))
+                {
+                    Ok(()) => self.spill = Spill::Open(file),
+                    Err(err) => {
+                        self.spill = Spill::Open(file);
+                        self.abandon_spill(&err, current);
+                    }
                 }
-            },
+            }
             Err(msg) => {
                 self.error.get_or_insert(msg);
             }
@@ -721,7 +729,12 @@ impl Capture {
                 ring.drain(..skip);
                 ring
             };
-            let dropped_newlines = self.newlines - file.newlines - newlines(&tail);
+            // Bytes are dropped only past a capped file (else it holds every byte).
+            let dropped_newlines = if dropped == 0 {
+                0
+            } else {
+                self.newlines - file.newlines_at_cap - newlines(&tail)
+            };
             let storage = Storage::Spilled { path: file.path.clone(), len: file.len };
             return Captured {
                 total_bytes: total,
