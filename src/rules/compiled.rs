@@ -319,7 +319,7 @@ impl<'b> Compiler<'b> {
     /// [`builtin`](Self::builtin) for [`Layer::Builtin`], else [`untrusted`](Self::untrusted).
     pub fn for_layer(layer: Layer, budget: &'b Budget) -> Compiler<'b> {
         match layer {
-            Layer::Builtin => Compiler { untrusted: None, spent: Cell::new(0) },
+            Layer::Builtin => Compiler::builtin(),
             _ => Compiler::untrusted(budget),
         }
     }

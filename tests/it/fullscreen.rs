@@ -4,19 +4,11 @@
 //! inside an outer pseudo-terminal that plays the user's, with keys sent only once the text
 //! they act on is on the screen (30 s deadline, no sleeps).
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-
+use crate::pty::{Outer, in_outer, size};
 use crate::util::*;
-
-const DEADLINE: Duration = Duration::from_secs(30);
 
 /// The line `tj::reduce::terminal::FULL_SCREEN`.
 const NOTE: &str = "[tj] full-screen program; last screen:";
@@ -44,13 +36,6 @@ fn a_synthetic_full_screen_is_described_by_tj_reduce_and_tj_run() {
     assert!(!stdout(&out).contains("(no output)"));
 }
 
-/// What an outer terminal has shown, and whether it has closed.
-#[derive(Default)]
-struct Shown {
-    bytes: Vec<u8>,
-    closed: bool,
-}
-
 /// Runs `tj run --emit RENDITION -- program args…` in a 24×80 outer terminal with TERM=xterm,
 /// sends `keys` once `ready` is on the screen, and returns what the terminal showed and the
 /// rendition. tj's exit status must be 0.
@@ -62,74 +47,17 @@ fn full_screen(
     keys: &[u8],
 ) -> (Vec<u8>, String) {
     let emit = env.root.join("rendition.txt");
-    let pair = native_pty_system()
-        .openpty(PtySize { rows: 24, cols: 80, pixel_width: 0, pixel_height: 0 })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tj"));
+    let mut cmd = in_outer(env, env!("CARGO_BIN_EXE_tj"));
     cmd.args(["run", "--emit"]);
     cmd.arg(&emit);
     cmd.args(["--", program]);
     cmd.args(args);
-    cmd.env_clear();
-    cmd.env("HOME", env.root.join("home"));
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("TJ_DATA_DIR", env.data());
-    cmd.env("TJ_CONFIG_DIR", env.root.join("config"));
-    cmd.env("TERM", "xterm");
-    cmd.cwd(env.work());
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let killer = child.clone_killer();
-    let (tx, exit) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait().map(|s| s.exit_code()));
-    });
-
-    let shown = Arc::new((Mutex::new(Shown::default()), Condvar::new()));
-    let sink = Arc::clone(&shown);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    thread::spawn(move || {
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let read = reader.read(&mut buf);
-            let (lock, changed) = &*sink;
-            let mut shown = lock.lock().unwrap_or_else(PoisonError::into_inner);
-            match read {
-                Ok(n) if n > 0 => shown.bytes.extend_from_slice(&buf[..n]),
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-                _ => shown.closed = true,
-            }
-            changed.notify_all();
-            if shown.closed {
-                break;
-            }
-        }
-    });
-
-    // Waits for `ready` on the screen, under the deadline.
-    let deadline = Instant::now() + DEADLINE;
-    {
-        let (lock, changed) = &*shown;
-        let mut screen = lock.lock().unwrap();
-        while !String::from_utf8_lossy(&screen.bytes).contains(ready) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || screen.closed {
-                let text = String::from_utf8_lossy(&screen.bytes).into_owned();
-                drop(screen);
-                let mut killer = killer;
-                let _ = killer.kill();
-                panic!("{program} never showed {ready:?}; the terminal showed:\n{text}");
-            }
-            screen = changed.wait_timeout(screen, left).unwrap().0;
-        }
-    }
-    let mut keyboard = pair.master.take_writer().unwrap();
-    keyboard.write_all(keys).unwrap();
-    keyboard.flush().unwrap();
-    let code = exit.recv_timeout(DEADLINE).expect("tj did not exit").unwrap();
+    let mut outer = Outer::spawn(cmd, size(24, 80));
+    outer.wait_for(ready);
+    outer.send(keys);
+    let code = outer.wait_exit();
     assert_eq!(code, 0, "{program}: {}", read_or_empty(&emit));
-    let bytes = shown.0.lock().unwrap_or_else(PoisonError::into_inner).bytes.clone();
-    (bytes, read_or_empty(&emit))
+    (outer.shown(), read_or_empty(&emit))
 }
 
 fn read_or_empty(path: &Path) -> String {

@@ -38,8 +38,9 @@ struct Screen {
 
 type SharedScreen = Arc<(Mutex<Screen>, Condvar)>;
 
-/// A wrapper shell running in an outer PTY, the way a user's terminal runs a shell.
-struct Outer {
+/// A wrapper shell (or any program) running in an outer PTY, the way a user's terminal runs
+/// a shell.
+pub(crate) struct Outer {
     pid: i32,
     master: Box<dyn MasterPty + Send>,
     keys: Box<dyn Write + Send>,
@@ -51,16 +52,22 @@ struct Outer {
 /// The environment a wrapper runs with: empty but for HOME, PATH, the tj directories of
 /// `env`, `TERM=xterm`, and `TJ` (the binary under test).
 fn outer_cmd(env: &TestEnv, script: &str) -> CommandBuilder {
-    let mut cmd = CommandBuilder::new("sh");
+    let mut cmd = in_outer(env, "sh");
     cmd.arg("-c");
     cmd.arg(script);
+    cmd.env("TJ", env!("CARGO_BIN_EXE_tj"));
+    cmd
+}
+
+/// `program` with the environment of [`outer_cmd`] but for `TJ`, in `env`'s working directory.
+pub(crate) fn in_outer(env: &TestEnv, program: impl AsRef<std::ffi::OsStr>) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(program);
     cmd.env_clear();
     cmd.env("HOME", env.root.join("home"));
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
     cmd.env("TJ_DATA_DIR", env.data());
     cmd.env("TJ_CONFIG_DIR", env.root.join("config"));
     cmd.env("TERM", "xterm");
-    cmd.env("TJ", env!("CARGO_BIN_EXE_tj"));
     cmd.cwd(env.work());
     cmd
 }
@@ -74,12 +81,12 @@ fn wrapped(setup: &str, body: &str) -> String {
     )
 }
 
-fn size(rows: u16, cols: u16) -> PtySize {
+pub(crate) fn size(rows: u16, cols: u16) -> PtySize {
     PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }
 }
 
 impl Outer {
-    fn spawn(cmd: CommandBuilder, size: PtySize) -> Outer {
+    pub(crate) fn spawn(cmd: CommandBuilder, size: PtySize) -> Outer {
         let pair = native_pty_system().openpty(size).unwrap();
         let mut child = pair.slave.spawn_command(cmd).unwrap();
         // Ours would keep the terminal open after the wrapper is gone.
@@ -154,7 +161,7 @@ impl Outer {
         })
     }
 
-    fn wait_for(&self, needle: &str) -> Vec<u8> {
+    pub(crate) fn wait_for(&self, needle: &str) -> Vec<u8> {
         self.wait_for_after(0, needle)
     }
 
@@ -181,13 +188,25 @@ impl Outer {
         termios.local_flags.bits() & (libc::ICANON | libc::ISIG) == 0
     }
 
-    fn send(&mut self, keys: &[u8]) {
+    pub(crate) fn send(&mut self, keys: &[u8]) {
         self.keys.write_all(keys).unwrap();
         self.keys.flush().unwrap();
     }
 
     fn resize(&self, size: PtySize) {
         self.master.resize(size).unwrap();
+    }
+
+    /// Waits for the program in the outer terminal to exit, and returns its exit code.
+    pub(crate) fn wait_exit(&mut self) -> u32 {
+        let code = self.exit.recv_timeout(DEADLINE).expect("the program did not exit");
+        self.exited = true;
+        code
+    }
+
+    /// Everything the outer terminal has shown so far.
+    pub(crate) fn shown(&self) -> Vec<u8> {
+        self.screen.0.lock().unwrap_or_else(PoisonError::into_inner).bytes.clone()
     }
 
     /// Waits for the wrapper's closing marker and for the wrapper to exit.
