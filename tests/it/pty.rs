@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use sha2::{Digest, Sha256};
 
-use crate::util::TestEnv;
+use crate::util::{KillOnDrop, TestEnv};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -579,16 +579,6 @@ fn stderr_stays_on_the_terminal_and_follows_a_redirect_as_without_tj() {
     assert!(!shown.contains("err2") && !shown.contains("err3"), "{shown:?}");
     assert_eq!(read_text(&err_file), "err3\n");
     done.assert_terminal_restored();
-}
-
-/// Kills a process the test left running (a descendant that outlived tj).
-struct KillOnDrop(i32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ =
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::SIGKILL);
-    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::util::{TestEnv, spawn_retrying, stderr};
+use crate::util::{KillOnDrop, TestEnv, spawn_retrying, stderr};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -98,16 +98,6 @@ fn is_alive(pid: i32) -> bool {
         let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
         !state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
     })
-}
-
-/// Kills a process the test left running.
-struct KillOnDrop(i32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ =
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::SIGKILL);
-    }
 }
 
 // --- Signal deaths ---------------------------------------------------------------------------

@@ -129,3 +129,13 @@ pub(crate) fn is_private(path: &Path, mode: u32) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777 == mode
 }
+
+/// Kills a process a test left running (a descendant that outlived tj), when dropped.
+pub(crate) struct KillOnDrop(pub(crate) i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::SIGKILL);
+    }
+}
