@@ -79,8 +79,11 @@ const NOT_FATAL: [i32; 8] = [
 
 /// Makes tj die of `sig`: no core dump, the default action, unblocked, raised. Returns only if
 /// tj survived it.
+///
+/// System calls only, none that allocates or locks: the session leader `run::exec` forks
+/// calls it too, in a child of a process with threads, where nothing else is safe.
 #[allow(unsafe_code)]
-fn die_of(sig: i32) {
+pub(crate) fn die_of(sig: i32) {
     if NOT_FATAL.contains(&sig) {
         return;
     }

@@ -288,15 +288,9 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
         }
         libc::tcsetpgrp(libc::STDOUT_FILENO, libc::getpgrp());
         if libc::WIFSIGNALED(status) {
+            // Ends as the command did, as tj itself does (`exit::Status::end`).
             let sig = libc::WTERMSIG(status);
-            let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            libc::signal(sig, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, sig);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::kill(libc::getpid(), sig);
+            crate::exit::die_of(sig);
             libc::_exit(128 + sig);
         }
         libc::_exit(libc::WEXITSTATUS(status))
