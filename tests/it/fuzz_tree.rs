@@ -16,7 +16,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::hardening_fs::run_within;
+use crate::util::run_within;
 use crate::util::{TestEnv, stdout};
 
 /// Seeds that each build a different tree; add one to replay a failure found elsewhere.

@@ -13,9 +13,9 @@ use std::os::unix::fs::{
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use crate::util::{TestEnv, cargo_test_output, spawn_retrying, stderr, stdout};
+use crate::util::{TestEnv, cargo_test_output, run_within, spawn_retrying, stderr, stdout};
 
 const DAY: u64 = 24 * 3600;
 
@@ -24,43 +24,6 @@ const OTHER_UID: u32 = 12345;
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
-}
-
-/// Runs `cmd` with `stdin`, killing it and failing the test if it has not exited within
-/// `limit`: a hang is the defect, so the bound is generous and only catches that.
-pub(crate) fn run_within(mut cmd: Command, stdin: &[u8], limit: Duration) -> Output {
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = spawn_retrying(&mut cmd);
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = std::io::Write::write_all(&mut input, &data);
-    });
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("tj did not finish within {limit:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    writer.join().unwrap();
-    Output { status, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap() }
 }
 
 /// Sets the mtime of `path` (which must not be a link) to `secs` seconds ago.

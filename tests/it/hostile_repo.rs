@@ -4,7 +4,7 @@
 //! deliver the original, and say what it skipped once per file without quoting any of it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::util::*;
@@ -116,43 +116,6 @@ fn stored_duration(data: &Path) -> Duration {
         }
     }
     panic!("no metadata with durationMs under {}", data.display());
-}
-
-/// Runs `cmd` with `stdin`, failing the test (after killing tj) if it has not exited within
-/// `limit`: a regression here is a hang, and a hanging test reports nothing.
-fn run_within(mut cmd: Command, stdin: &[u8], limit: Duration) -> Output {
-    use std::io::{Read, Write};
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = spawn_retrying(&mut cmd);
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let read = |mut from: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = from.read_to_end(&mut bytes);
-            bytes
-        })
-    };
-    let stdout = read(Box::new(child.stdout.take().unwrap()));
-    let stderr = read(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("tj did not finish within {limit:?}");
-        }
-        // Polling for a deadline, not synchronising: the exit is what is waited for.
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    writer.join().unwrap();
-    Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }
 
 fn cargo_is_available() -> bool {

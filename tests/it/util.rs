@@ -139,3 +139,41 @@ impl Drop for KillOnDrop {
             nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::SIGKILL);
     }
 }
+
+/// Runs `cmd` with `stdin`, killing it and failing the test if it has not exited within
+/// `limit`: a hang is the defect, so the bound is generous and only catches that.
+pub(crate) fn run_within(mut cmd: Command, stdin: &[u8], limit: std::time::Duration) -> Output {
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = spawn_retrying(&mut cmd);
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut input, &data);
+    });
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut buf);
+        buf
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tj did not finish within {limit:?}: {cmd:?}");
+        }
+        // Polling for a deadline, not synchronising: the exit is what is waited for.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    writer.join().unwrap();
+    Output { status, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap() }
+}
