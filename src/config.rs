@@ -39,6 +39,8 @@ pub struct Config {
     pub shell_commands: Option<Vec<String>>,
     /// `shellHook`: where `tj init`'s hook defines its functions (default: in agents' shells).
     pub shell_hook: ShellHook,
+    /// `rewrite.exclude`: commands the adapters never rewrite (issue 11).
+    pub rewrite_exclude: Vec<String>,
     /// The config file's path, whether or not it exists.
     pub path: Option<PathBuf>,
     /// Problems met (unreadable or malformed file, bad values), for one warning each.
@@ -65,6 +67,7 @@ impl Config {
             sources: [Source::Default, Source::Default, Source::Default],
             shell_commands: None,
             shell_hook: ShellHook::default(),
+            rewrite_exclude: Vec::new(),
             path: path.clone(),
             problems: Vec::new(),
         };

@@ -26,6 +26,11 @@ pub fn warn(msg: &str) {
     let _ = writeln!(io::stderr().lock(), "tj: warning: {}", escape(msg));
 }
 
+/// Prints `tj: {msg}` on stderr: information, not a problem.
+pub fn note(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "tj: {}", escape(msg));
+}
+
 /// Prints `tj: warning: {msg}` unless the same message was printed before by this process.
 pub fn warn_once(msg: &str) {
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);

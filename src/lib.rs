@@ -30,7 +30,11 @@ pub mod emit;
 pub mod env;
 pub mod exit;
 pub mod fsx;
+pub mod hook;
+pub mod host;
+pub mod install;
 pub mod reduce;
+pub mod rewrite;
 pub mod rules;
 #[cfg(unix)]
 pub mod run;

@@ -3,10 +3,13 @@
 
 mod doctor;
 mod expand;
+mod hook;
 mod init;
+mod install;
 mod ls;
 mod reduce;
 mod reduce_json;
+mod rewrite;
 mod rules;
 #[cfg(unix)]
 mod run;
@@ -43,6 +46,10 @@ enum Command {
     Init(init::Args),
     #[command(subcommand)]
     Doctor(doctor::Command),
+    Rewrite(rewrite::Args),
+    Hook(hook::Args),
+    Install(install::Args),
+    Uninstall(install::UninstallArgs),
 }
 
 /// Runs the parsed command line.
@@ -58,6 +65,10 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Rules(cmd) => rules::run(cmd, &env),
         Command::Init(args) => init::run(&args, &env),
         Command::Doctor(cmd) => doctor::run(cmd, &env),
+        Command::Rewrite(args) => rewrite::run(&args, &env),
+        Command::Hook(args) => hook::run(&args, &env),
+        Command::Install(args) => install::install(&args, &env),
+        Command::Uninstall(args) => install::uninstall(&args, &env),
     };
     match result {
         Err(err) if crate::diag::is_broken_pipe(&err) => Ok(Status::Ok),

@@ -74,6 +74,10 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text, env = crate::env::TJ_EMIT_FORMAT)]
     emit_format: Format,
 
+    /// The agent harness whose hook put tj here (recorded with the run; set by `tj hook`)
+    #[arg(long, value_enum, value_name = "HOST")]
+    host: Option<crate::host::Host>,
+
     /// The rendition is the whole original (ANSI stripped), no reduction
     #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
     raw: bool,
@@ -306,6 +310,7 @@ fn metadata(args: &Args, env: &Env, mode: Mode, run: &Ran) -> Metadata {
         pty_held_open: run.outcome.pty_held_open,
         cols: run.outcome.cols,
         mode: Some(if mode == Mode::Agent { "agent" } else { "terminal" }.to_owned()),
+        host: args.host.map(|h| h.name().to_owned()),
         ..Metadata::default()
     }
 }

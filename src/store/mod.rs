@@ -89,6 +89,9 @@ pub struct Metadata {
     /// at it, so `tj expand` numbers lines as the rendition did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cols: Option<u16>,
+    /// The agent harness whose hook routed the command here (`tj run --host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// How often [`Store::sweep_due`] lets a sweep run.

@@ -5,7 +5,10 @@
 mod fullscreen;
 mod fuzz_tree;
 mod hardening_fs;
+mod harness;
+mod hook;
 mod hostile_repo;
+mod hosts;
 mod init;
 mod install;
 mod mode;
@@ -13,6 +16,7 @@ mod output;
 mod pty;
 mod reduce;
 mod relay;
+mod rewrite;
 mod rules;
 mod run;
 mod tmux;

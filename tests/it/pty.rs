@@ -73,11 +73,14 @@ pub(crate) fn in_outer(env: &TestEnv, program: impl AsRef<std::ffi::OsStr>) -> C
 }
 
 /// `setup`, then `body` between the markers `<<B>>` and `<<E>>`, with `stty -g` recorded
-/// after `setup` and after `body`, and `body`'s status, then `<<END>>`.
+/// after `setup` and after `body`, and `body`'s status, then `<<END>>`; then the wrapper
+/// waits for a line ([`Outer::finish`] sends it) before it exits. A wrapper that exits right
+/// after its last write may close the terminal before the test has read what it wrote.
 fn wrapped(setup: &str, body: &str) -> String {
     format!(
         "{setup}\nbefore=$(stty -g)\nprintf '<<B>>'\n{body}\nrc=$?\nprintf '<<E>>'\nafter=$(stty -g)\n\
-         printf '\\n<<rc=%s>>\\n<<before=%s>>\\n<<after=%s>>\\n<<END>>\\n' \"$rc\" \"$before\" \"$after\"\n"
+         printf '\\n<<rc=%s>>\\n<<before=%s>>\\n<<after=%s>>\\n<<END>>\\n' \"$rc\" \"$before\" \"$after\"\n\
+         read -r _done\n"
     )
 }
 
@@ -139,7 +142,18 @@ impl Outer {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || screen.closed {
-                let why = if screen.closed { "the terminal closed" } else { "timed out" };
+                let why = if screen.closed {
+                    // Whether the program in the terminal exited, and how, tells a death by
+                    // a signal from a lost write.
+                    match self.exit.recv_timeout(Duration::from_secs(2)) {
+                        Ok(code) => format!("the terminal closed (its program exited {code})"),
+                        Err(_) => {
+                            "the terminal closed (its program's status is unknown)".to_owned()
+                        }
+                    }
+                } else {
+                    "timed out".to_owned()
+                };
                 let shown = String::from_utf8_lossy(&screen.bytes).into_owned();
                 // Not while holding the lock: the reader thread would find it poisoned.
                 drop(screen);
@@ -212,6 +226,9 @@ impl Outer {
     /// Waits for the wrapper's closing marker and for the wrapper to exit.
     fn finish(mut self) -> Finished {
         let screen = self.wait_for("<<END>>");
+        // The line the wrapper waits for before it exits (`wrapped`): CR for a cooked
+        // terminal, LF for one left raw.
+        self.send(b"\r\n");
         let code = self.exit.recv_timeout(DEADLINE).expect("the wrapper did not exit");
         self.exited = true;
         assert_eq!(code, 0, "the wrapper failed:\n{}", String::from_utf8_lossy(&screen));
@@ -231,7 +248,8 @@ impl Outer {
 
 impl Drop for Outer {
     fn drop(&mut self) {
-        if !self.exited {
+        // Not once the wrapper was reaped: its pid, and with it the group id, may be reused.
+        if !self.exited && self.exit.try_recv().is_err() {
             // The wrapper leads its own session and process group; tj is in it, and tj's
             // child gets SIGHUP when tj's PTY goes with it.
             let _ = nix::sys::signal::killpg(

@@ -115,8 +115,14 @@ fn a_prompt_is_answered_through_tj_as_without_it() {
         tmux.line(&format!("{prefix}sh -c 'printf \"name? \"; read n; echo \"hello $n\"'"));
         tmux.wait_for("name? ");
         tmux.line("bob");
-        let screen = tmux.wait_for("hello bob");
-        assert!(screen.trim_end().ends_with("READY$"), "{prefix:?}: {screen}");
+        // The answer, then the shell's prompt back: the command has ended. Waited for as
+        // one screen, since bash draws the prompt a moment after the command's last line.
+        let screen = tmux.wait_until(
+            |s| s.contains("hello bob") && s.trim_end().ends_with("READY$"),
+            "hello bob, then the prompt",
+        );
+        let answer = screen.find("hello bob").unwrap();
+        assert_eq!(screen[answer..].matches("READY$").count(), 1, "{prefix:?}: {screen}");
     }
 }
 
@@ -137,7 +143,9 @@ fn less_pages_resizes_and_quits_through_tj() {
     tmux.key("g");
     tmux.wait_for("row 039 of the file");
     tmux.key("q");
-    let screen = tmux.wait_for("READY$");
+    // Not just `READY$`: the main screen less leaves shows the line that started it, and tj
+    // may still be storing the run then; the new prompt comes once tj has exited.
+    let screen = tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after less");
     assert!(!screen.contains("row 039"), "the alternate screen is left:\n{screen}");
     let ls = env.run(&["ls", "--format", "json"], b"");
     let list: serde_json::Value = serde_json::from_slice(&ls.stdout).unwrap();

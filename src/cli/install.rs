@@ -1,0 +1,50 @@
+//! `tj install <host>` and `tj uninstall <host>`.
+
+use anyhow::{Result, bail};
+
+use crate::env::Env;
+use crate::exit::Status;
+use crate::host::Host;
+
+/// Route an agent harness's build and test commands through tj
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The harness to wire
+    #[arg(value_enum)]
+    host: Host,
+
+    /// The project's settings (in the current directory) instead of the user's
+    #[arg(long)]
+    project: bool,
+
+    /// Print what would change, change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Remove tj's entries from an agent harness's settings
+#[derive(Debug, clap::Args)]
+pub(crate) struct UninstallArgs {
+    /// The harness to unwire
+    #[arg(value_enum)]
+    host: Host,
+
+    /// The project's settings (in the current directory) instead of the user's
+    #[arg(long)]
+    project: bool,
+
+    /// Print what would change, change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub(crate) fn install(args: &Args, env: &Env) -> Result<Status> {
+    // SKELETON: the install work fills this in.
+    let _ = (args.project, args.dry_run, env);
+    bail!("tj install {} is not built yet", args.host)
+}
+
+pub(crate) fn uninstall(args: &UninstallArgs, env: &Env) -> Result<Status> {
+    let _ = (args.project, args.dry_run, env);
+    bail!("tj uninstall {} is not built yet", args.host)
+}

@@ -1,0 +1,1 @@
+//! `tj rewrite` through the binary: the rewrite table and shell equivalence (issue 11).
