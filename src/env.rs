@@ -66,6 +66,15 @@ pub const TJ_MIN_SAVING_BYTES: &str = "TJ_MIN_SAVING_BYTES";
 /// Below this semantic density an unmatched command's output is reduced (default 0.3).
 pub const TJ_DENSITY_THRESHOLD: &str = "TJ_DENSITY_THRESHOLD";
 
+/// Moves Claude Code's user directory (default `~/.claude`).
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Moves Codex's home directory (default `~/.codex`).
+pub const CODEX_HOME: &str = "CODEX_HOME";
+/// Moves Copilot CLI's home directory (default `~/.copilot`).
+pub const COPILOT_HOME: &str = "COPILOT_HOME";
+/// Replaces the home directory Gemini CLI looks in for `.gemini` (default `~`).
+pub const GEMINI_CLI_HOME: &str = "GEMINI_CLI_HOME";
+
 /// A snapshot of the parts of the process environment tj uses.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
@@ -105,6 +114,18 @@ pub struct Env {
     pub has_git_pager: bool,
     /// `COLUMNS`, unparsed: the width an agent-mode PTY is given, if usable.
     pub columns: Option<OsString>,
+    /// `HOME`, if set and non-empty.
+    pub home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`, if set and non-empty.
+    pub xdg_config_home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR`, if set and non-empty.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME`, if set and non-empty.
+    pub codex_home: Option<PathBuf>,
+    /// `COPILOT_HOME`, if set and non-empty.
+    pub copilot_home: Option<PathBuf>,
+    /// `GEMINI_CLI_HOME`, if set and non-empty.
+    pub gemini_cli_home: Option<PathBuf>,
 }
 
 impl Env {
@@ -148,6 +169,12 @@ impl Env {
                 "PAGER" => env.has_pager = true,
                 "GIT_PAGER" => env.has_git_pager = true,
                 "COLUMNS" => env.columns = Some(value.clone()),
+                "HOME" => env.home = Some(PathBuf::from(&value)),
+                "XDG_CONFIG_HOME" => env.xdg_config_home = Some(PathBuf::from(&value)),
+                CLAUDE_CONFIG_DIR => env.claude_config_dir = Some(PathBuf::from(&value)),
+                CODEX_HOME => env.codex_home = Some(PathBuf::from(&value)),
+                COPILOT_HOME => env.copilot_home = Some(PathBuf::from(&value)),
+                GEMINI_CLI_HOME => env.gemini_cli_home = Some(PathBuf::from(&value)),
                 _ => {}
             }
         }
