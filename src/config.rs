@@ -56,6 +56,8 @@ struct File {
     keep_ratio_max: Option<f64>,
     min_saving_bytes: Option<usize>,
     density_threshold: Option<f64>,
+    // Any JSON: a bad `rewrite` value is one problem, not a file that fails to parse.
+    rewrite: Option<serde_json::Value>,
 }
 
 impl Config {
@@ -133,6 +135,40 @@ impl Config {
         }
         if let Some(v) = file.density_threshold {
             self.set_density(v, Source::File(path.to_path_buf()), "densityThreshold");
+        }
+        if let Some(rewrite) = &file.rewrite {
+            self.set_rewrite(rewrite);
+        }
+    }
+
+    /// `"rewrite": {"exclude": ["npm run dev", "make"]}`: the commands the agent adapters
+    /// never rewrite. Entries that are not non-blank strings are skipped with one problem,
+    /// the others still apply; values are never quoted (see [`Config::read_file`]).
+    fn set_rewrite(&mut self, rewrite: &serde_json::Value) {
+        let Some(object) = rewrite.as_object() else {
+            self.problems.push(
+                "rewrite must be an object like {\"exclude\": [\"npm run dev\"]}; ignored"
+                    .to_owned(),
+            );
+            return;
+        };
+        let Some(exclude) = object.get("exclude") else { return };
+        let Some(items) = exclude.as_array() else {
+            self.problems.push("rewrite.exclude must be a list of strings; ignored".to_owned());
+            return;
+        };
+        let mut skipped = 0;
+        for item in items {
+            match item.as_str() {
+                Some(text) if !text.trim().is_empty() => self.rewrite_exclude.push(text.to_owned()),
+                _ => skipped += 1,
+            }
+        }
+        if skipped > 0 {
+            self.problems.push(format!(
+                "rewrite.exclude: {skipped} of {} entries are not non-blank strings; they are skipped",
+                items.len()
+            ));
         }
     }
 
@@ -269,6 +305,37 @@ mod tests {
         assert!(config.problems[0].contains("could not parse config"));
         fs::remove_dir_all(&dir).unwrap();
     }
+    #[test]
+    fn rewrite_exclude_comes_from_the_file_and_bad_entries_are_one_problem() {
+        let dir = std::env::temp_dir().join(format!("tj-config-rewrite-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let env = env_with(&[(env::TJ_CONFIG_DIR, &dir.to_string_lossy())]);
+        let write = |text: &str| {
+            #[allow(clippy::disallowed_methods)]
+            fs::write(dir.join("config.json"), text).unwrap();
+        };
+        write(r#"{"rewrite": {"exclude": ["npm run dev", "make"]}}"#);
+        let config = Config::load(&env);
+        assert_eq!(config.rewrite_exclude, ["npm run dev", "make"]);
+        assert!(config.problems.is_empty(), "{:?}", config.problems);
+
+        write(r#"{"rewrite": {"exclude": ["make", 3, " ", "SECRET-ish"]}, "minSavingBytes": 9}"#);
+        let config = Config::load(&env);
+        assert_eq!(config.rewrite_exclude, ["make", "SECRET-ish"]);
+        assert_eq!(config.limits.min_saving_bytes, 9, "the rest of the file still applies");
+        assert_eq!(config.problems.len(), 1, "{:?}", config.problems);
+        assert!(config.problems[0].contains("2 of 4 entries"), "{:?}", config.problems);
+
+        for bad in [r#"{"rewrite": {"exclude": "make"}}"#, r#"{"rewrite": ["make"]}"#] {
+            write(bad);
+            let config = Config::load(&env);
+            assert!(config.rewrite_exclude.is_empty());
+            assert_eq!(config.problems.len(), 1, "{bad}: {:?}", config.problems);
+            assert!(!config.problems[0].contains("make\""), "values are never quoted");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_fifo_config_is_skipped_unopened_and_parse_errors_quote_nothing() {

@@ -51,6 +51,11 @@ pub struct Rule {
     /// [`SHAPES`]. An unknown name is reported by `tj rules verify` and ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
+    /// tj: whether the agent adapters rewrite commands this rule selects to run through
+    /// `tj run` (`tj rewrite`). Absent: yes for the `tests`, `build`, `lint` and `install`
+    /// families, no for the others. Only builtin and user rules are consulted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrap: Option<bool>,
 }
 
 /// The shapes a rule may name in `shape`.
@@ -248,6 +253,7 @@ const RULE_KEYS: &[&str] = &[
     "evidence",
     "verbatim",
     "shape",
+    "wrap",
     "$schema",
 ];
 const MATCH_KEYS: &[&str] = &[
