@@ -1,4 +1,4 @@
-//! `tj rewrite [--host H] -- LINE`: what an adapter would run instead of LINE.
+//! `tj rewrite [--host H] [-v] [--] LINE`: what an adapter would run instead of LINE.
 
 use anyhow::{Context as _, Result};
 
@@ -9,10 +9,22 @@ use crate::rewrite::{self, Context};
 
 /// Print LINE as an agent's hook would rewrite it, or nothing (exit 1) if it would not
 ///
-/// A line is rewritten when it is one build, test, lint or install command the rules reduce
-/// with benefit (optionally after `cd DIR &&` and assignments), with no pipe, list,
-/// substitution or redirect beyond `2>&1`, `>/dev/null` and `2>/dev/null`. The rewrite puts
-/// `<path of tj> run --agent -- ` before the command word and changes no other byte.
+/// The rewrite puts `<path of tj> run --agent [--host H] -- ` right before the command word
+/// and changes no other byte, so the command runs through tj with the same arguments,
+/// exit status and side effects. Exit 0: the rewritten line is printed. Exit 1: nothing is
+/// printed (`-v` says why on stderr) and the line should run as it is.
+///
+/// A line is rewritten when it is `cd DIR && …` preludes (optional) and one simple command:
+/// assignments, `env NAME=VALUE`/`timeout DUR`/`nice`/`time` wrappers, then a build, test,
+/// lint or install command (or a devops rule marked "wrap": true) as the builtin and user
+/// rules see it, with no redirection but `2>&1`, `2>/dev/null` and `>/dev/null 2>&1`.
+///
+/// Never rewritten: pipes, `;`, `||`, `&`, substitutions, heredocs, subshells and control
+/// flow; `sudo`, `eval`, `xargs`, shells; lines setting TJ_RAW or TJ_DISABLE; commands
+/// whose output is data (`cat`, `git diff`, `--json`); servers, watchers and prompts (`npm
+/// run dev`, `--watch`, `terraform apply` without `-auto-approve`); and the commands in
+/// config.json's rewrite.exclude, `"rewrite": {"exclude": ["npm run dev", "make"]}` (word
+/// prefixes: `cargo test` excludes `cargo test --release` too).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The harness the line comes from (passed on to `tj run --host`)
@@ -23,7 +35,7 @@ pub(crate) struct Args {
     #[arg(long, short)]
     verbose: bool,
 
-    /// The shell line, as one argument
+    /// The shell line, as one argument (after `--` if it starts with `-`)
     #[arg(required = true, value_name = "LINE")]
     line: String,
 }

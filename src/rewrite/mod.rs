@@ -14,8 +14,10 @@
 //! 3. The command is: assignments (`FOO='x y'`, never `TJ_RAW` or `TJ_DISABLE`), then
 //!    wrappers in any order (`env NAME=VALUE…`, `timeout [-s SIG] [-k DUR]
 //!    [--preserve-status] [-v] DUR`, `nice [-n N]`, `time [-p]`), then the command word and
-//!    its arguments. The only redirections are `2>&1`, `>/dev/null`, `1>/dev/null` and
-//!    `2>/dev/null`, after the command word.
+//!    its arguments. The only redirections are `2>&1`, `2>/dev/null`, and `>/dev/null`
+//!    (or `1>/dev/null`) when stderr goes to /dev/null too, after the command word. (With
+//!    stdout alone discarded, `tj run` would take stderr into its rendition, which goes to
+//!    /dev/null: the agent would lose the errors it sees without tj.)
 //! 4. The command word is a plain word: no expansion, glob or brace, not a reserved word
 //!    (`if`, `{`, `!`, …), not `=cmd`, not a shell, builtin or wrapper tj cannot run or see
 //!    through (`sudo`, `eval`, `exec`, `xargs`, `source`, `.`, `command`, `bash`, …), and not
@@ -238,30 +240,51 @@ fn parse_command<'t>(line: &str, tokens: &[&'t Token]) -> Result<Command<'t>, In
         return Err(no("a redirection before the command word"));
     }
     let mut argv = Vec::new();
+    let mut streams = Streams::default();
     for token in &tokens[at..] {
         match &token.kind {
             Kind::Word(w) => argv.push(w.text.clone()),
-            Kind::Redirect(r) => {
-                let fd = r.fd.unwrap_or(if r.op.starts_with('<') { 0 } else { 1 });
-                let raw = r.target_raw.as_str();
-                let harmless = (r.op == ">" && matches!(fd, 1 | 2) && raw == "/dev/null")
-                    || (r.op == ">&" && fd == 2 && r.fd.is_some() && raw == "1");
-                if !harmless {
-                    let shown = format!(
-                        "{}{}{}",
-                        r.fd.map(|f| f.to_string()).unwrap_or_default(),
-                        r.op,
-                        raw
-                    );
-                    return Err(no(format!(
-                        "the redirection `{shown}`: only `2>&1`, `>/dev/null` and `2>/dev/null` are rewritten"
-                    )));
-                }
-            }
+            Kind::Redirect(r) => streams.apply(r)?,
             Kind::Op(_) | Kind::Comment => {}
         }
     }
+    if streams.stdout_discarded && !streams.stderr_discarded {
+        // tj would put stderr on its PTY, into a rendition that goes to /dev/null: the
+        // agent would lose the errors it sees today.
+        return Err(no(
+            "stdout goes to /dev/null but stderr does not: tj would reduce stderr into the discarded output",
+        ));
+    }
     Ok(Command { assignments, word: first, argv })
+}
+
+/// Where stdout and stderr end up after the command's redirections, which must be among
+/// `>/dev/null`, `1>/dev/null`, `2>/dev/null` and `2>&1`, applied left to right as the
+/// shell does.
+#[derive(Default)]
+struct Streams {
+    stdout_discarded: bool,
+    stderr_discarded: bool,
+}
+
+impl Streams {
+    fn apply(&mut self, r: &lex::Redirect) -> Result<(), Ineligible> {
+        let fd = r.fd.unwrap_or(if r.op.starts_with('<') { 0 } else { 1 });
+        let raw = r.target_raw.as_str();
+        match (r.op, fd, raw) {
+            (">", 1, "/dev/null") => self.stdout_discarded = true,
+            (">", 2, "/dev/null") => self.stderr_discarded = true,
+            (">&", 2, "1") if r.fd.is_some() => self.stderr_discarded = self.stdout_discarded,
+            _ => {
+                let fd = r.fd.map(|f| f.to_string()).unwrap_or_default();
+                return Err(no(format!(
+                    "the redirection `{fd}{}{raw}`: only `2>&1`, `2>/dev/null` and `>/dev/null` (with stderr) are rewritten",
+                    r.op
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `NAME` of a `NAME=value` assignment, from the word as written (`raw`): the shell sees
@@ -380,6 +403,11 @@ fn check_command(line: &str, command: &Command<'_>, ctx: &Context<'_>) -> Result
     }
     if w.text.is_empty() {
         return Err(no("the command word is empty"));
+    }
+    if w.text.contains('=') {
+        // `'FOO'=x cargo test` runs a program named `FOO=x`, which the rules would see as
+        // an assignment before `cargo`.
+        return Err(no(format!("the command word `{raw}` is a quoted assignment")));
     }
     if eligible::basename(&w.text) == "tj" || Path::new(&w.text) == ctx.tj {
         return Err(no("the line already runs through tj"));
