@@ -208,11 +208,13 @@ const NEVER: &[Never] = &[
 /// `make serve`, `turbo run dev`, `npm run test:watch`.
 const SERVER_TASKS: &[&str] = &["dev", "start", "serve", "server", "watch", "preview", "storybook"];
 
-/// Programs whose arguments name scripts or tasks.
-const TASK_RUNNERS: &[&str] = &[
-    "npm", "pnpm", "yarn", "bun", "deno", "turbo", "nx", "lerna", "make", "gmake", "just", "rake",
-    "mage", "task", "vite",
-];
+/// Package managers: their first argument is a subcommand (`install`, `test`), or a
+/// script name (`yarn dev`), and the one after `run` is a script name.
+const PACKAGE_MANAGERS: &[&str] = &["npm", "pnpm", "yarn", "bun", "deno"];
+
+/// Task runners: every argument that is not an option names a target or task.
+const TASK_RUNNERS: &[&str] =
+    &["turbo", "nx", "lerna", "make", "gmake", "just", "rake", "mage", "task"];
 
 /// Programs for which `-w` means "watch" (for jest it means workers, so it is not here).
 const W_IS_WATCH: &[&str] = &[
@@ -270,18 +272,35 @@ fn has_option(arg: &str, options: &[&str]) -> bool {
     options.iter().any(|o| arg == *o || arg.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
 }
 
-/// A script or task name among the arguments of a task runner that names a server or
-/// watcher (any `:`- or `-`-separated part of it: `dev`, `dev:api`, `test:watch`).
+/// A script or task name that names a server or watcher (any `:`- or `-`-separated part of
+/// it: `dev`, `dev:api`, `test:watch`): a package manager's script (`npm run dev`, `yarn
+/// start`) or any target of a task runner (`make serve`, `turbo run dev`).
 fn long_running_task(argv: &[String]) -> Option<&str> {
     let (program, args) = argv.split_first()?;
-    if !TASK_RUNNERS.contains(&basename(program)) {
-        return None;
+    let program = basename(program);
+    let mut names = args.iter().take_while(|a| *a != "--").filter(|a| !a.starts_with('-'));
+    let is_server =
+        |name: &&String| name.split([':', '-']).any(|part| SERVER_TASKS.contains(&part));
+    if PACKAGE_MANAGERS.contains(&program) {
+        // The first word (`yarn dev`), and the word after `run` wherever it is (options
+        // with values such as `--prefix web` come before it).
+        let names: Vec<&String> = names.collect();
+        let after_run = names
+            .windows(2)
+            .find(|w| matches!(w[0].as_str(), "run" | "run-script" | "task"))
+            .map(|w| w[1]);
+        return names
+            .first()
+            .copied()
+            .into_iter()
+            .chain(after_run)
+            .find(is_server)
+            .map(String::as_str);
     }
-    args.iter()
-        .take_while(|a| *a != "--")
-        .filter(|a| !a.starts_with('-'))
-        .find(|a| a.split([':', '-']).any(|part| SERVER_TASKS.contains(&part)))
-        .map(String::as_str)
+    if TASK_RUNNERS.contains(&program) {
+        return names.find(is_server).map(String::as_str);
+    }
+    None
 }
 
 /// A watch option: `--watch`, `--watchAll`, `--watch-all` (not `=false`), `-w` for the
@@ -400,6 +419,8 @@ mod tests {
             "kubectl apply -f x.yaml -o yaml",
             "black --diff .",
             "git diff",
+            "pnpm run dev:api",
+            "turbo run dev",
         ] {
             assert!(refused(&argv(line), &argv(line)).is_some(), "{line}");
         }
@@ -412,6 +433,8 @@ mod tests {
             "vite build",
             "make build",
             "npm run build",
+            "npm install webpack-dev-server",
+            "yarn add -D storybook",
             "cargo test",
         ] {
             assert_eq!(refused(&argv(line), &argv(line)), None, "{line}");

@@ -5,7 +5,7 @@
 //!
 //! A line is rewritten when all of this holds, and left alone (with the reason) otherwise:
 //!
-//! 1. It lexes ([`lex`]) without command or process substitution, arithmetic expansion,
+//! 1. It is at most [`MAX_LINE_BYTES`] long and lexes ([`lex`]) without command or process substitution, arithmetic expansion,
 //!    heredocs, control characters or unterminated quotes.
 //! 2. Its shape is `cd DIR && … && COMMAND`: any number of `cd` preludes (plain `cd` and
 //!    exactly one word, no redirection), joined by `&&` (a newline may follow an `&&`),
@@ -92,6 +92,10 @@ impl fmt::Display for Ineligible {
 /// their output is diagnostics (failures, errors, locations) that tj reduces with benefit.
 pub const DIAGNOSTIC_FAMILIES: &[&str] = &["tests", "build", "lint", "install"];
 
+/// Longer lines are not rewritten: no build or test command an agent types is this long,
+/// and judging one costs time on every shell call (the hook must answer in milliseconds).
+pub const MAX_LINE_BYTES: usize = 16 * 1024;
+
 /// Variables that ask for tj to stay out of the way; a line assigning one is left alone.
 const HANDS_OFF: &[&str] = &[crate::env::TJ_RAW, crate::env::TJ_DISABLE];
 
@@ -101,6 +105,9 @@ fn no(why: impl Into<String>) -> Ineligible {
 
 /// Decides on `line`: the rewrite, or why not.
 pub fn rewrite(line: &str, ctx: &Context<'_>) -> Result<Rewrite, Ineligible> {
+    if line.len() > MAX_LINE_BYTES {
+        return Err(no(format!("the line is longer than {MAX_LINE_BYTES} bytes")));
+    }
     let tokens = lex::lex(line).map_err(|e: LexError| no(format!("{e}")))?;
     let commands = split(&tokens)?;
     let Some((main, preludes)) = commands.split_last() else {

@@ -166,3 +166,24 @@ fn every_rewrite_differs_from_its_line_only_by_the_insert() {
         assert_eq!(format!("{}{}", &r.line[..at], &r.line[at + insert.len()..]), line);
     }
 }
+
+#[test]
+fn long_lines_are_refused_and_the_lexer_is_linear() {
+    let env = env_in(None, None);
+    let long = format!("cargo test {}", "x ".repeat(MAX_LINE_BYTES));
+    assert!(decide(&long, &env, None, &[]).unwrap_err().0.contains("longer than"));
+    let at_limit = format!("cargo test {}", "'a b' ".repeat((MAX_LINE_BYTES - 11) / 6));
+    assert!(decide(&at_limit, &env, None, &[]).is_ok());
+    // The lexer itself has no cap: it stays linear on a megabyte of hostile text.
+    for line in [
+        format!("cargo test {}", "'a b' ".repeat(170_000)),
+        format!("cargo test {}", "${".repeat(500_000)),
+        format!("cargo test -- {}", "a\\\n".repeat(330_000)),
+        format!("x {}", "\"a\\\"b\" ".repeat(170_000)),
+    ] {
+        let start = std::time::Instant::now();
+        let _ = lex::lex(&line);
+        // Quadratic work on a megabyte would take minutes; linear takes milliseconds.
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    }
+}
