@@ -1,6 +1,6 @@
-//! `tj rewrite` (issue 11): the rewrite table (`tests/fixtures/rewrite/table.txt`), the
-//! command line, and the equivalence of every rewritten line with its original in real
-//! bash and zsh.
+//! `tj rewrite` (issue 11): the rewrite table (`tests/rewrite/table.txt`, kept out of
+//! `tests/fixtures`, where every file is a JSON output fixture), the command line, and the
+//! equivalence of every rewritten line with its original in real bash and zsh.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -14,7 +14,7 @@ use tj::rewrite::{Context, rewrite};
 
 use crate::util::*;
 
-const TABLE: &str = include_str!("../fixtures/rewrite/table.txt");
+const TABLE: &str = include_str!("../rewrite/table.txt");
 const FAKE_TJ: &str = "/opt/tj/bin/tj";
 
 /// One line of the table.
