@@ -118,7 +118,65 @@ fn layers(payload: &Value, ctx: &Context<'_>) -> Layers {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+
     use super::*;
+    use crate::env::Env;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::File::create(path).unwrap().write_all(text.as_bytes()).unwrap();
+    }
+
+    /// The decision for `cargo test` in `mode` with a system root of `root` and HOME in it.
+    fn decision(root: &Path, mode: &str) -> Option<String> {
+        let home = root.join("home");
+        let env = Env::from_vars([("HOME".into(), home.into_os_string())], None);
+        let ctx = Context { env: &env, tj: Path::new("/opt/tj"), exclude: &[], system_root: root };
+        let payload = json!({
+            "cwd": root.join("work"),
+            "permission_mode": mode,
+            "tool_name": "Bash",
+            "tool_input": {"command": "cargo test"},
+        });
+        let answer = answer(&payload, &ctx).ok()?;
+        Some(answer["hookSpecificOutput"]["permissionDecision"].as_str()?.to_owned())
+    }
+
+    fn temp_root(name: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("tj-hook-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        root
+    }
+
+    #[test]
+    fn managed_settings_count_and_can_silence_the_other_allows() {
+        let root = temp_root("managed");
+        write(
+            &root.join("home/.claude/settings.json"),
+            r#"{"permissions":{"allow":["Bash(cargo test)"]}}"#,
+        );
+        assert_eq!(decision(&root, "default").as_deref(), Some("allow"));
+        let managed = if cfg!(target_os = "macos") {
+            root.join("Library/Application Support/ClaudeCode")
+        } else {
+            root.join("etc/claude-code")
+        };
+        write(
+            &managed.join("managed-settings.json"),
+            r#"{"allowManagedPermissionRulesOnly":true}"#,
+        );
+        assert_eq!(decision(&root, "default").as_deref(), Some("ask"));
+        write(
+            &managed.join("managed-settings.d/10-no-tests.json"),
+            r#"{"permissions":{"deny":["Bash(cargo test:*)"]}}"#,
+        );
+        assert_eq!(decision(&root, "bypassPermissions"), None);
+        write(&managed.join("managed-settings.d/10-no-tests.json"), "{");
+        assert_eq!(decision(&root, "bypassPermissions"), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn the_decision_table() {
