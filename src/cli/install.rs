@@ -1,10 +1,12 @@
 //! `tj install <host>` and `tj uninstall <host>`.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
+use crate::emit;
 use crate::env::Env;
 use crate::exit::Status;
 use crate::host::Host;
+use crate::install::{Request, Scope};
 
 /// Route an agent harness's build and test commands through tj
 #[derive(Debug, clap::Args)]
@@ -39,12 +41,15 @@ pub(crate) struct UninstallArgs {
 }
 
 pub(crate) fn install(args: &Args, env: &Env) -> Result<Status> {
-    // SKELETON: the install work fills this in.
-    let _ = (args.project, args.dry_run, env);
-    bail!("tj install {} is not built yet", args.host)
+    let scope = if args.project { Scope::Project } else { Scope::User };
+    let req = Request { host: args.host, scope, dry_run: args.dry_run };
+    emit::stdout(&crate::install::install(req, env)?)?;
+    Ok(Status::Ok)
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs, env: &Env) -> Result<Status> {
-    let _ = (args.project, args.dry_run, env);
-    bail!("tj uninstall {} is not built yet", args.host)
+    let scope = if args.project { Scope::Project } else { Scope::User };
+    let req = Request { host: args.host, scope, dry_run: args.dry_run };
+    emit::stdout(&crate::install::uninstall(req, env)?)?;
+    Ok(Status::Ok)
 }
