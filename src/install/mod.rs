@@ -219,7 +219,7 @@ fn host_notes(host: Host, scope: Scope, plan: &Plan) -> String {
             "  (settings.local.json: Claude Code keeps it out of git; the path of tj is this machine's)\n"
                 .to_owned()
         }
-        Host::Gemini => "  Gemini CLI runs hooks only when they are enabled: `tj doctor gemini` checks\n".to_owned(),
+        Host::Gemini => "  Gemini CLI skips every hook where `tools.enableHooks` or `hooksConfig.enabled` is false; `tj doctor gemini` checks\n".to_owned(),
         Host::OpenCode => "  OpenCode loads plugins when it starts: restart running sessions\n".to_owned(),
         _ => String::new(),
     }
