@@ -454,3 +454,81 @@ fn codex_install_says_how_to_trust_the_hook() {
     let text = stdout(&h.run(&["doctor", "codex"]));
     assert!(text.contains("trusted in Codex's config.toml"), "{text}");
 }
+
+/// A harness's binary from the npm prefix in `TJ_TEST_HARNESS_DIR` (`.ci/run` fills it).
+fn harness_bin(name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("TJ_TEST_HARNESS_DIR")?;
+    let bin = PathBuf::from(dir).join("node_modules/.bin").join(name);
+    bin.exists().then_some(bin)
+}
+
+/// Codex itself reads the hooks.json tj wrote (its app server's `hooks/list`): the entry is
+/// there, with no warning or error, and the hash tj prints for trusting it is the one Codex
+/// computes.
+#[test]
+fn codex_reads_the_installed_hook_and_the_trust_hash_tj_prints() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let Some(codex) = harness_bin("codex") else {
+        println!("skipping: no codex in $TJ_TEST_HARNESS_DIR/node_modules/.bin");
+        return;
+    };
+    let h = Hosts::new();
+    let file = h.user_file("codex");
+    h.put(&file, &fixture("codex"));
+    let out = h.ok(&["install", "codex"]);
+    let hash =
+        out.lines().find_map(|l| l.strip_prefix("trusted_hash = ")).unwrap().trim_matches('"');
+    let mut child = Command::new(codex)
+        .arg("app-server")
+        .env_clear()
+        .env("HOME", h.env.root.join("home"))
+        .env("CODEX_HOME", h.env.root.join("codex-home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(h.env.work())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _guard = KillOnDrop(child.id() as i32);
+    let mut input = child.stdin.take().unwrap();
+    let work = h.env.work().display().to_string();
+    for msg in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "tj-test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [work]}}),
+    ] {
+        writeln!(input, "{msg}").unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let reply = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx.recv_timeout(left).expect("codex app-server answered hooks/list");
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if value["id"] == 2 {
+            break value;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let data = &reply["result"]["data"][0];
+    assert_eq!(data["errors"], serde_json::json!([]), "{reply}");
+    assert_eq!(data["warnings"], serde_json::json!([]), "{reply}");
+    let command = format!("{} hook codex", tj_path());
+    let hooks = data["hooks"].as_array().unwrap();
+    let ours = hooks.iter().find(|hk| hk["command"] == command.as_str()).expect("tj's hook listed");
+    assert_eq!(ours["eventName"], "preToolUse", "{ours}");
+    assert_eq!(ours["matcher"], "^Bash$");
+    assert_eq!(ours["timeoutSec"], 10);
+    assert_eq!(ours["currentHash"], hash, "the hash tj prints is Codex's");
+    assert_eq!(ours["key"], format!("{}:pre_tool_use:1:0", file.display()));
+    assert!(hooks.len() >= 3, "the fixture's own hooks are read too: {reply}");
+}
