@@ -125,6 +125,7 @@ pub(crate) fn uninstall(req: Request, env: &Env) -> Result<String> {
     }
     if let Some(backup) = backup {
         let _ = writeln!(out, "  backup of the previous file: {}", backup.display());
+        let _ = writeln!(out, "  undo: tj install {}{}", req.host, req.scope.flag());
     }
     Ok(out)
 }
