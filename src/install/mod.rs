@@ -1,12 +1,12 @@
 //! `tj install <host>`, `tj uninstall <host>` and the hosts part of `tj doctor`: finding a
 //! harness's settings file and adding or removing tj's entry in it (issue 11).
 //!
-//! - [`paths`]: which file, per host and scope.
-//! - [`hooks`]: tj's entry per host, which entries are tj's, the file's text after an
-//!   install or uninstall; [`jsonedit`] makes those edits without touching other bytes.
-//! - [`opencode`]: the plugin file OpenCode gets instead of a hook.
-//! - [`files`]: backup, atomic replace, symbolic links.
-//! - [`doctor`]: what is wired where, and does it work.
+//! - `paths`: which file, per host and scope.
+//! - `hooks`: tj's entry per host, which entries are tj's, the file's text after an
+//!   install or uninstall; `jsonedit` makes those edits without touching other bytes.
+//! - `opencode`: the plugin file OpenCode gets instead of a hook.
+//! - `files`: backup, atomic replace, symbolic links.
+//! - `doctor`: what is wired where, and does it work.
 //!
 //! An install followed by an uninstall gives back the original file byte for byte, and a
 //! second install changes nothing; a file tj cannot parse is left untouched.
