@@ -48,6 +48,11 @@ pub(crate) fn check(hosts: &[Host], asked: bool, env: &Env) -> Report {
         report.line(host.name());
         let mut wired = false;
         for scope in Scope::ALL {
+            // In the home directory the project's file is the user's: report it once.
+            let user = paths::settings_file(host, Scope::User, env).ok();
+            if scope == Scope::Project && user == paths::settings_file(host, scope, env).ok() {
+                continue;
+            }
             wired |= check_scope(&mut report, host, scope, env);
         }
         if asked && !wired {
