@@ -430,6 +430,15 @@ fn codex_leaves_argv_and_non_shell_calls_alone() {
     assert_eq!(hook(&env, "codex", &[], &patch), "");
     let ineligible = codex_payload(&env, "cat Cargo.toml", "bypassPermissions");
     assert_eq!(hook(&env, "codex", &[], &ineligible), "");
+    // A script call keeps its `kind`.
+    let mut script = codex_payload(&env, "cargo test", "bypassPermissions");
+    script["tool_input"]["kind"] = json!("script");
+    let expected = json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {"command": rewritten(&env, "codex", "cargo test"), "kind": "script"},
+    }});
+    assert_eq!(hook(&env, "codex", &[], &script), line(&expected));
 }
 
 // ---- Gemini CLI -----------------------------------------------------------------------
@@ -611,8 +620,7 @@ fn copilot_gives_no_answer_to_what_it_does_not_rewrite() {
 }
 
 #[test]
-fn a_person_running_the_hook_by_hand_is_told_what_it_is() {
-    // Not through a terminal here, so the check is that a debug run explains a no-op.
+fn hook_debug_says_on_stderr_why_nothing_was_rewritten() {
     let env = TestEnv::new();
     let mut cmd = env.cmd(&["hook", "claude-code"]);
     cmd.env("TJ_HOOK_DEBUG", "1");
