@@ -74,6 +74,14 @@ pub const CODEX_HOME: &str = "CODEX_HOME";
 pub const COPILOT_HOME: &str = "COPILOT_HOME";
 /// Replaces the home directory Gemini CLI looks in for `.gemini` (default `~`).
 pub const GEMINI_CLI_HOME: &str = "GEMINI_CLI_HOME";
+/// Set by Claude Code for its hooks: the directory the session started in, where its
+/// project settings (`.claude/settings.json`) live.
+pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
+/// Set by Claude Code in its own process: `cli` for an interactive session, `sdk-cli` for
+/// `claude -p`, `sdk-ts`/`sdk-py` under the Agent SDK (hooks inherit it).
+pub const CLAUDE_CODE_ENTRYPOINT: &str = "CLAUDE_CODE_ENTRYPOINT";
+/// `1`: `tj hook` says on stderr why it gave no answer (hooks are otherwise silent).
+pub const TJ_HOOK_DEBUG: &str = "TJ_HOOK_DEBUG";
 
 /// A snapshot of the parts of the process environment tj uses.
 #[derive(Clone, Debug, Default)]
@@ -126,6 +134,12 @@ pub struct Env {
     pub copilot_home: Option<PathBuf>,
     /// `GEMINI_CLI_HOME`, if set and non-empty.
     pub gemini_cli_home: Option<PathBuf>,
+    /// `CLAUDE_PROJECT_DIR`, if set and non-empty.
+    pub claude_project_dir: Option<PathBuf>,
+    /// `CLAUDE_CODE_ENTRYPOINT`, if set and non-empty.
+    pub claude_entrypoint: Option<String>,
+    /// `TJ_HOOK_DEBUG` is set to something other than `0`.
+    pub hook_debug: bool,
 }
 
 impl Env {
@@ -175,6 +189,9 @@ impl Env {
                 CODEX_HOME => env.codex_home = Some(PathBuf::from(&value)),
                 COPILOT_HOME => env.copilot_home = Some(PathBuf::from(&value)),
                 GEMINI_CLI_HOME => env.gemini_cli_home = Some(PathBuf::from(&value)),
+                CLAUDE_PROJECT_DIR => env.claude_project_dir = Some(PathBuf::from(&value)),
+                CLAUDE_CODE_ENTRYPOINT => env.claude_entrypoint = Some(text()),
+                TJ_HOOK_DEBUG => env.hook_debug = value != "0",
                 _ => {}
             }
         }
