@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::util::{TestEnv, spawn_retrying};
+use claude::Permission;
 use server::{FakeModel, Request};
 
 /// Where `.ci/run` installs the harness packages.
@@ -367,18 +368,25 @@ impl Drop for KillGroupOnDrop {
     }
 }
 
-/// Claude Code runs `cargo test` on the fake model's behalf, with the user's allow rule for
-/// it, and `model` receives the tool result.
-fn drive_claude(fixture: &Fixture, claude: &Path, with_tj: bool) -> Outcome {
+/// Claude Code runs `cargo test` on the fake model's behalf, as `permission` lets it, with
+/// or without tj's hook installed, and `model` receives the tool result.
+fn drive_claude(
+    fixture: &Fixture,
+    claude: &Path,
+    permission: Permission,
+    with_tj: bool,
+) -> Outcome {
     let model = FakeModel::start(claude::responder("cargo test"));
     let config_dir = fixture.home().join(".claude");
-    let tj = Fixture::tj();
-    let settings = claude::settings("Bash(cargo test:*)", with_tj.then_some(tj.as_path()));
+    let mut settings = claude::user_settings(permission, "cargo test");
+    if with_tj {
+        claude::add_hook(&mut settings, &Fixture::tj());
+    }
     fixture
         .env
         .write("home/.claude/settings.json", &serde_json::to_string_pretty(&settings).unwrap());
     let mut cmd = fixture.command(claude);
-    claude::configure(&mut cmd, &model.url(), &config_dir, &fixture.crate_dir());
+    claude::configure(&mut cmd, permission, &model.url(), &config_dir, &fixture.crate_dir());
     fixture.drive(cmd, &model, claude::tool_result)
 }
 
@@ -400,14 +408,43 @@ fn drive_codex(fixture: &Fixture, codex: &Path, with_tj: bool) -> Outcome {
 fn claude_code_without_tj_sends_the_raw_cargo_test_output_back() {
     let Some(claude) = harness("claude") else { return };
     let fixture = Fixture::new();
-    drive_claude(&fixture, &claude, false).assert_raw("Exit code 101");
+    drive_claude(&fixture, &claude, Permission::AllowRule, false).assert_raw("Exit code 101");
 }
 
 #[test]
 fn claude_code_with_tj_sends_the_rendition_back_and_the_exit_code() {
     let Some(claude) = harness("claude") else { return };
     let fixture = Fixture::new();
-    drive_claude(&fixture, &claude, true).assert_rendition("claude-code", "Exit code 101");
+    let outcome = drive_claude(&fixture, &claude, Permission::AllowRule, true);
+    outcome.assert_rendition("claude-code", "Exit code 101");
+}
+
+#[test]
+fn claude_code_with_tj_under_skip_permissions_sends_the_rendition_back() {
+    let Some(claude) = harness("claude") else { return };
+    let fixture = Fixture::new();
+    let outcome = drive_claude(&fixture, &claude, Permission::SkipPermissions, true);
+    outcome.assert_rendition("claude-code", "Exit code 101");
+}
+
+/// In `-p` mode a command no rule allows is denied (it would be asked); tj's hook must not
+/// turn that into an allow, so the command does not run, through tj or otherwise.
+#[test]
+fn claude_code_with_tj_still_denies_a_command_no_rule_allows() {
+    let Some(claude) = harness("claude") else { return };
+    let fixture = Fixture::new();
+    let outcome = drive_claude(&fixture, &claude, Permission::Nothing, true);
+    let result = outcome.result();
+    assert!(
+        outcome.runs.is_empty(),
+        "the hook ran a command the user never allowed:\n{}",
+        outcome.describe()
+    );
+    assert!(
+        !result.contains(FAILING),
+        "the command ran although nothing allowed it:\n{}",
+        outcome.describe()
+    );
 }
 
 #[test]

@@ -95,21 +95,45 @@ pub(crate) fn tool_result(requests: &[Request]) -> Option<String> {
     requests.iter().filter(|r| r.path() == "/v1/messages").find_map(|r| tool_result_in(&r.json()))
 }
 
-/// The settings Claude Code reads from `CLAUDE_CONFIG_DIR`: the user's allow rule for the
-/// command (what a real user has, so `-p` runs it without a prompt) and, with tj, tj's hook.
-pub(crate) fn settings(allow: &str, hook: Option<&Path>) -> Value {
-    let mut settings = json!({"permissions": {"allow": [allow]}});
-    if let Some(tj) = hook {
-        let command = format!("{} hook claude-code", tj.display());
-        settings["hooks"] = json!({"PreToolUse": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
-        ]});
+/// How the user lets Claude Code run the fake model's command in `-p` mode, where nothing
+/// can be asked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Permission {
+    /// An allow rule for it in the user's settings, as real users have.
+    AllowRule,
+    /// `--dangerously-skip-permissions` (`IS_SANDBOX=1`, since the tests may run as root).
+    SkipPermissions,
+    /// Nothing: `-p` denies the command, as it would ask.
+    Nothing,
+}
+
+/// The user's settings in `CLAUDE_CONFIG_DIR` before tj is installed.
+pub(crate) fn user_settings(permission: Permission, command: &str) -> Value {
+    match permission {
+        Permission::AllowRule => json!({"permissions": {"allow": [format!("Bash({command}:*)")]}}),
+        Permission::SkipPermissions | Permission::Nothing => json!({}),
     }
-    settings
+}
+
+/// Adds tj's hook entry to `settings`, as `tj install claude-code` does.
+pub(crate) fn add_hook(settings: &mut Value, tj: &Path) {
+    let command = format!("{} hook claude-code", tj.display());
+    settings["hooks"] = json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
+    ]});
 }
 
 /// Makes `cmd` (the `claude` binary) `claude -p PROMPT` in `cwd`, talking to `model_url` only.
-pub(crate) fn configure(cmd: &mut Command, model_url: &str, config_dir: &Path, cwd: &Path) {
+pub(crate) fn configure(
+    cmd: &mut Command,
+    permission: Permission,
+    model_url: &str,
+    config_dir: &Path,
+    cwd: &Path,
+) {
+    if let Permission::SkipPermissions = permission {
+        cmd.arg("--dangerously-skip-permissions").env("IS_SANDBOX", "1");
+    }
     cmd.args(["-p", "Run the tests of this crate.", "--output-format", "json"])
         .current_dir(cwd)
         .env("CLAUDE_CONFIG_DIR", config_dir)
