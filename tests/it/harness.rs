@@ -121,6 +121,7 @@ impl Fixture {
         let env = TestEnv::new();
         env.write("crate/Cargo.toml", CARGO_TOML);
         env.write("crate/src/lib.rs", &lib_rs());
+        std::fs::create_dir(env.root.join("tmp")).unwrap();
         // Codex runs commands in a login shell (`bash -lc`), whose /etc/profile resets PATH;
         // the user's ~/.profile puts the toolchain back, as rustup's installer does.
         let path = std::env::var("PATH").unwrap_or_default();
@@ -161,6 +162,8 @@ impl Fixture {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("LANG", "C.UTF-8")
+            // Claude Code keeps per-project files in $TMPDIR/claude-UID: inside the test's root.
+            .env("TMPDIR", self.env.root.join("tmp"))
             .env("CARGO_HOME", from_env_or("CARGO_HOME", real_home.join(".cargo")))
             .env("RUSTUP_HOME", from_env_or("RUSTUP_HOME", real_home.join(".rustup")))
             .env("CARGO_TARGET_DIR", self.env.root.join("target"))

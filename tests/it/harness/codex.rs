@@ -102,6 +102,10 @@ check_for_update_on_startup = false
 [analytics]
 enabled = false
 
+# The curated-plugin sync reaches api.github.com and chatgpt.com at startup.
+[features]
+plugins = false
+
 [model_providers.fake]
 name = "fake"
 base_url = "{model_url}/v1"
