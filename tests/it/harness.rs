@@ -90,9 +90,10 @@ fn harness(name: &str) -> Option<PathBuf> {
         ));
     };
     let bin = Path::new(&dir).join("node_modules/.bin").join(name);
-    if !bin.exists() {
+    // Absolute: the harness starts in the fixture crate, where a relative path means another file.
+    let Ok(bin) = bin.canonicalize() else {
         return skip(&format!("{} is missing (npm install in {HARNESS_DIR})", bin.display()));
-    }
+    };
     // Codex's package entry point is a node script.
     if name == "codex" && !on_path("node") {
         return skip(&format!("node is not on PATH, and {} needs it", bin.display()));
