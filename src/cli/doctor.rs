@@ -1,3 +1,6 @@
+//! `tj doctor [host]`: which agent harnesses are wired to tj and whether their hooks work
+//! (`crate::install::doctor`).
+//!
 //! `tj doctor shell`: whether the shell hook is loaded in the calling shell, what it wraps
 //! and why (or why nothing), whether that shell counts as an agent's, and what `tj run` would
 //! do there.
@@ -15,9 +18,27 @@ use anyhow::Result;
 use crate::emit;
 use crate::env::{AGENT_VARS, Env};
 use crate::exit::Status;
+use crate::host::Host;
 use crate::shell::{self, ShellHook};
 
-/// Check how tj is set up
+/// Check how tj is set up: which agent harnesses are wired, and whether their hooks work
+///
+/// For each harness (or the one named), in the user's and this project's settings: whether
+/// tj is wired, the tj each entry runs and whether it exists, what the hook answers for a
+/// sample `cargo test` call and how long it takes, and for each problem the command that
+/// fixes it. Exits 1 when it finds a problem. `tj doctor shell` checks the shell hook.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// The harness to check (all when omitted)
+    #[arg(value_enum)]
+    host: Option<Host>,
+}
+
+/// What `tj doctor` can check besides the harnesses.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
     /// Is the shell hook loaded here, which commands it wraps, and is this an agent's shell
@@ -38,10 +59,24 @@ pub(crate) struct ShellArgs {
     hook_commands: Option<String>,
 }
 
-pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
-    match cmd {
-        Command::Shell(args) => shell_report(&args, env),
+pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
+    match args.command {
+        Some(Command::Shell(shell)) => shell_report(&shell, env),
+        None => hosts_report(args.host, env),
     }
+}
+
+fn hosts_report(host: Option<Host>, env: &Env) -> Result<Status> {
+    let hosts = host.map_or(Host::ALL.to_vec(), |h| vec![h]);
+    let report = crate::install::doctor::check(&hosts, host.is_some(), env);
+    let mut text = report.text;
+    match report.problems {
+        0 => text.push_str("no problem found\n"),
+        1 => text.push_str("1 problem found\n"),
+        n => text.push_str(&format!("{n} problems found\n")),
+    }
+    emit::stdout(&text)?;
+    Ok(if report.problems == 0 { Status::Ok } else { Status::Failure })
 }
 
 fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {

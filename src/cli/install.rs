@@ -1,12 +1,22 @@
 //! `tj install <host>` and `tj uninstall <host>`.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
+use crate::emit;
 use crate::env::Env;
 use crate::exit::Status;
 use crate::host::Host;
+use crate::install::{Request, Scope};
 
 /// Route an agent harness's build and test commands through tj
+///
+/// Adds a pre-tool-use hook running `<path of tj> hook HOST` to the harness's settings (for
+/// OpenCode, a plugin file asking `tj rewrite`): Claude Code `~/.claude/settings.json`
+/// (`--project`: `.claude/settings.local.json`), Codex `~/.codex/hooks.json`, Gemini CLI
+/// `~/.gemini/settings.json`, Cursor `~/.cursor/hooks.json`, Copilot CLI
+/// `~/.copilot/hooks/tj.json`, OpenCode `~/.config/opencode/plugins/tj.js`. Every other
+/// byte of the file is kept; the previous file is saved as `<file>.tj-backup.N` first. A
+/// second install changes nothing; `tj uninstall HOST` gives the original file back.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The harness to wire
@@ -23,6 +33,10 @@ pub(crate) struct Args {
 }
 
 /// Remove tj's entries from an agent harness's settings
+///
+/// Removes every hook entry whose command is `<a tj> hook HOST`, and the matcher group,
+/// event list and `hooks` object left empty by that; a file left with nothing else (one
+/// `tj install` created) is removed. The previous file is saved as `<file>.tj-backup.N`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UninstallArgs {
     /// The harness to unwire
@@ -39,12 +53,15 @@ pub(crate) struct UninstallArgs {
 }
 
 pub(crate) fn install(args: &Args, env: &Env) -> Result<Status> {
-    // SKELETON: the install work fills this in.
-    let _ = (args.project, args.dry_run, env);
-    bail!("tj install {} is not built yet", args.host)
+    let scope = if args.project { Scope::Project } else { Scope::User };
+    let req = Request { host: args.host, scope, dry_run: args.dry_run };
+    emit::stdout(&crate::install::install(req, env)?)?;
+    Ok(Status::Ok)
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs, env: &Env) -> Result<Status> {
-    let _ = (args.project, args.dry_run, env);
-    bail!("tj uninstall {} is not built yet", args.host)
+    let scope = if args.project { Scope::Project } else { Scope::User };
+    let req = Request { host: args.host, scope, dry_run: args.dry_run };
+    emit::stdout(&crate::install::uninstall(req, env)?)?;
+    Ok(Status::Ok)
 }

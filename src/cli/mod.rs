@@ -44,8 +44,7 @@ enum Command {
     #[command(subcommand)]
     Rules(rules::Command),
     Init(init::Args),
-    #[command(subcommand)]
-    Doctor(doctor::Command),
+    Doctor(doctor::Args),
     Rewrite(rewrite::Args),
     Hook(hook::Args),
     Install(install::Args),
@@ -64,7 +63,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Ls(args) => ls::run(&args, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
         Command::Init(args) => init::run(&args, &env),
-        Command::Doctor(cmd) => doctor::run(cmd, &env),
+        Command::Doctor(args) => doctor::run(args, &env),
         Command::Rewrite(args) => rewrite::run(&args, &env),
         Command::Hook(args) => hook::run(&args, &env),
         Command::Install(args) => install::install(&args, &env),
