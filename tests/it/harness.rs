@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::util::{TestEnv, spawn_retrying};
 use claude::Permission;
+use codex::Trust;
 use server::{FakeModel, Request};
 
 /// Where `.ci/run` installs the harness packages.
@@ -149,10 +150,6 @@ impl Fixture {
         self.env.root.join("home")
     }
 
-    fn tj() -> PathBuf {
-        PathBuf::from(env!("CARGO_BIN_EXE_tj"))
-    }
-
     /// An environment of our own for `cmd`: the temporary HOME and tj store, the real
     /// toolchain, and nothing else of the test runner's (no proxies, no keys, no `CARGO_*`).
     fn isolate(&self, cmd: &mut Command) {
@@ -174,6 +171,19 @@ impl Fixture {
         if let Some(toolchain) = std::env::var_os("RUSTUP_TOOLCHAIN") {
             cmd.env("RUSTUP_TOOLCHAIN", toolchain);
         }
+    }
+
+    /// `tj install HOST` in the temporary HOME (`CLAUDE_CONFIG_DIR` and `CODEX_HOME` inside it);
+    /// returns what it printed.
+    fn install_tj(&self, host: &str) -> String {
+        let mut install = self.env.cmd(&["install", host]);
+        install
+            .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
+            .env("CODEX_HOME", self.home().join(".codex"));
+        let out = self.env.run_cmd(install, b"");
+        let message = format!("{}{}", crate::util::stdout(&out), crate::util::stderr(&out));
+        assert!(out.status.success(), "tj install {host} failed:\n{message}");
+        message
     }
 
     /// The runs tj's store holds (`tj ls --format json`).
@@ -382,29 +392,39 @@ fn drive_claude(
 ) -> Outcome {
     let model = FakeModel::start(claude::responder("cargo test"));
     let config_dir = fixture.home().join(".claude");
-    let mut settings = claude::user_settings(permission, "cargo test");
-    if with_tj {
-        claude::add_hook(&mut settings, &Fixture::tj());
-    }
+    let settings = claude::user_settings(permission, "cargo test");
     fixture
         .env
         .write("home/.claude/settings.json", &serde_json::to_string_pretty(&settings).unwrap());
+    if with_tj {
+        fixture.install_tj("claude-code");
+    }
     let mut cmd = fixture.command(claude);
     claude::configure(&mut cmd, permission, &model.url(), &config_dir, &fixture.crate_dir());
     fixture.drive(cmd, &model, claude::tool_result)
 }
 
-/// Codex runs `cargo test` on the fake model's behalf, and `model` receives the output.
-fn drive_codex(fixture: &Fixture, codex: &Path, with_tj: bool) -> Outcome {
+/// Codex runs `cargo test` on the fake model's behalf, with tj's hook installed and trusted
+/// as `trust` says, or without tj, and `model` receives the output.
+fn drive_codex(fixture: &Fixture, codex: &Path, with_tj: Option<Trust>) -> Outcome {
     let model = FakeModel::start(codex::responder("cargo test"));
     let codex_home = fixture.home().join(".codex");
-    fixture.env.write("home/.codex/config.toml", &codex::config(&model.url()));
-    if with_tj {
-        let hooks = codex::hooks(&Fixture::tj());
-        fixture.env.write("home/.codex/hooks.json", &serde_json::to_string_pretty(&hooks).unwrap());
+    let mut config = codex::config(&model.url());
+    if let Some(trust) = with_tj {
+        let message = fixture.install_tj("codex");
+        if let Trust::Persisted = trust {
+            let lines = codex::trust_lines(&message).unwrap_or_else(|| {
+                panic!(
+                    "tj install codex printed no [hooks.state] lines to trust its hook:\n{message}"
+                )
+            });
+            config.push('\n');
+            config.push_str(&lines);
+        }
     }
+    fixture.env.write("home/.codex/config.toml", &config);
     let mut cmd = fixture.command(codex);
-    codex::configure(&mut cmd, &codex_home, &fixture.crate_dir());
+    codex::configure(&mut cmd, with_tj.unwrap_or(Trust::Bypass), &codex_home, &fixture.crate_dir());
     fixture.drive(cmd, &model, codex::tool_result)
 }
 
@@ -455,12 +475,23 @@ fn claude_code_with_tj_still_denies_a_command_no_rule_allows() {
 fn codex_without_tj_sends_the_raw_cargo_test_output_back() {
     let Some(codex) = harness("codex") else { return };
     let fixture = Fixture::new();
-    drive_codex(&fixture, &codex, false).assert_raw("Process exited with code 101");
+    drive_codex(&fixture, &codex, None).assert_raw("Process exited with code 101");
 }
 
 #[test]
 fn codex_with_tj_sends_the_rendition_back_and_the_exit_code() {
     let Some(codex) = harness("codex") else { return };
     let fixture = Fixture::new();
-    drive_codex(&fixture, &codex, true).assert_rendition("codex", "Process exited with code 101");
+    let outcome = drive_codex(&fixture, &codex, Some(Trust::Bypass));
+    outcome.assert_rendition("codex", "Process exited with code 101");
+}
+
+/// What a user does: `tj install codex`, then the trust lines it prints in config.toml, and
+/// Codex runs the hook with no bypass flag (their hash is the one Codex computes).
+#[test]
+fn codex_runs_tj_s_hook_trusted_as_tj_install_says() {
+    let Some(codex) = harness("codex") else { return };
+    let fixture = Fixture::new();
+    let outcome = drive_codex(&fixture, &codex, Some(Trust::Persisted));
+    outcome.assert_rendition("codex", "Process exited with code 101");
 }

@@ -115,14 +115,6 @@ pub(crate) fn user_settings(permission: Permission, command: &str) -> Value {
     }
 }
 
-/// Adds tj's hook entry to `settings`, as `tj install claude-code` does.
-pub(crate) fn add_hook(settings: &mut Value, tj: &Path) {
-    let command = format!("{} hook claude-code", tj.display());
-    settings["hooks"] = json!({"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
-    ]});
-}
-
 /// Makes `cmd` (the `claude` binary) `claude -p PROMPT` in `cwd`, talking to `model_url` only.
 pub(crate) fn configure(
     cmd: &mut Command,

@@ -117,18 +117,27 @@ stream_max_retries = 0
     )
 }
 
-/// `$CODEX_HOME/hooks.json` with tj's entry.
-pub(crate) fn hooks(tj: &Path) -> Value {
-    let command = format!("{} hook codex", tj.display());
-    json!({"hooks": {"PreToolUse": [
-        {"matcher": "^Bash$", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
-    ]}})
+/// How Codex comes to run tj's hook: `exec` skips a hook nobody trusted, silently.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Trust {
+    /// `--dangerously-bypass-hook-trust` for this run.
+    Bypass,
+    /// The `[hooks.state."…"] trusted_hash` lines `tj install codex` prints, in config.toml.
+    Persisted,
 }
 
-/// Makes `cmd` (the `codex` binary) `codex exec PROMPT` in `cwd`, talking to the fake model only. Hooks run without persisted
-/// trust (`exec` skips untrusted hooks silently) and commands without approval or sandbox,
-/// which is the permission mode (`bypassPermissions`) where tj's hook may answer `allow`.
-pub(crate) fn configure(cmd: &mut Command, codex_home: &Path, cwd: &Path) {
+/// The `[hooks.state."…"]` table and its `trusted_hash` line in `tj install codex`'s message.
+pub(crate) fn trust_lines(install_message: &str) -> Option<String> {
+    let lines: Vec<&str> = install_message.lines().map(str::trim).collect();
+    let at = lines.iter().position(|l| l.starts_with("[hooks.state."))?;
+    let hash = lines.get(at + 1).filter(|l| l.starts_with("trusted_hash"))?;
+    Some(format!("{}\n{hash}\n", lines[at]))
+}
+
+/// Makes `cmd` (the `codex` binary) `codex exec PROMPT` in `cwd`, talking to the fake model
+/// only. Commands run without approval or sandbox, which is the permission mode
+/// (`bypassPermissions`) where tj's hook may answer `allow`.
+pub(crate) fn configure(cmd: &mut Command, trust: Trust, codex_home: &Path, cwd: &Path) {
     cmd.args([
         "exec",
         "--skip-git-repo-check",
@@ -136,12 +145,14 @@ pub(crate) fn configure(cmd: &mut Command, codex_home: &Path, cwd: &Path) {
         "--color",
         "never",
         "--dangerously-bypass-approvals-and-sandbox",
-        "--dangerously-bypass-hook-trust",
-        "-C",
-    ])
-    .arg(cwd)
-    .arg("Run the tests of this crate.")
-    .current_dir(cwd)
-    .env("CODEX_HOME", codex_home)
-    .env(KEY_VAR, "sk-fake-key-for-a-local-server");
+    ]);
+    if let Trust::Bypass = trust {
+        cmd.arg("--dangerously-bypass-hook-trust");
+    }
+    cmd.arg("-C")
+        .arg(cwd)
+        .arg("Run the tests of this crate.")
+        .current_dir(cwd)
+        .env("CODEX_HOME", codex_home)
+        .env(KEY_VAR, "sk-fake-key-for-a-local-server");
 }
