@@ -2,7 +2,7 @@
 //! driven by a fake model server on 127.0.0.1 that asks for one shell call (`cargo test` in a
 //! fixture crate with one failing test) and then ends the turn. What the harness sends back
 //! to the fake model is what a model would read: the raw output without tj, tj's rendition
-//! with tj's hook in the harness's settings.
+//! once `tj install HOST` has put tj's hook in the harness's settings (in a temporary HOME).
 //!
 //! The harnesses come from `TJ_TEST_HARNESS_DIR` (`.ci/run` installs them there with npm):
 //! `$TJ_TEST_HARNESS_DIR/node_modules/.bin/{claude,codex}`. Without it the tests skip, saying so.
