@@ -60,7 +60,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
 fn answer(host: Host, payload: Option<&[u8]>, env: &Env) -> Answer {
     // The configuration's problems are not reported here: a hook must stay silent.
     let config = crate::config::Config::load(env);
-    let Some(tj) = std::env::current_exe().and_then(std::fs::canonicalize).ok() else {
+    let Some(tj) = crate::rewrite::this_tj().ok() else {
         return Answer {
             stdout: hook::no_op(host).to_owned(),
             skipped: Some("could not find the path of tj itself".to_owned()),

@@ -629,3 +629,38 @@ fn hook_debug_says_on_stderr_why_nothing_was_rewritten() {
     assert_eq!(stdout(&out), "");
     assert!(stderr(&out).contains("no rewrite"), "{}", stderr(&out));
 }
+
+// ---- Hostile conditions ---------------------------------------------------------------
+
+#[test]
+fn a_tj_binary_removed_while_the_hook_runs_is_not_named_in_a_rewrite() {
+    // An upgrade replaces tj while a harness has a hook running: on Linux the running
+    // program's path then reads `/path/tj (deleted)`, a file that does not exist. A rewrite
+    // naming it would fail with "command not found"; the hook must leave the command alone.
+    use std::io::Write;
+    let env = TestEnv::new();
+    let copy = env.root.join("bin/tj");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_tj"), &copy).unwrap();
+    let mut cmd = std::process::Command::new(&copy);
+    cmd.args(["hook", "claude-code"])
+        .env_clear()
+        .env("HOME", env.root.join("home"))
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .env("TJ_HOOK_DEBUG", "1")
+        .current_dir(env.work())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = crate::util::spawn_retrying(&mut cmd);
+    let mut input = child.stdin.take().unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let payload = claude_payload(&env, "cargo test", "bypassPermissions");
+    input.write_all(payload.to_string().as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "", "a rewrite naming a removed binary: {}", stderr(&out));
+    assert!(stderr(&out).contains("could not find the path of tj itself"), "{}", stderr(&out));
+}
