@@ -1,6 +1,7 @@
 //! `tj hook <host>`: the command a harness's pre-tool-use hook runs.
 
 use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 
@@ -39,8 +40,14 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         panic::set_hook(Box::new(|_| {}));
     }
     let answer = panic::catch_unwind(AssertUnwindSafe(|| {
-        let payload = hook::read_payload(stdin.lock());
-        answer(args.host, payload.as_deref(), env)
+        // A duplicate of descriptor 0, read directly: std's buffered stdin could hold bytes
+        // that the wait for more input would not see.
+        let payload = stdin
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|err| hook::Skip(format!("stdin cannot be read: {err}")))
+            .and_then(|fd| hook::read_payload(std::fs::File::from(fd), hook::PAYLOAD_WAIT));
+        answer(args.host, payload.as_deref().map_err(Clone::clone), env)
     }))
     .unwrap_or_else(|_| Answer {
         stdout: hook::no_op(args.host).to_owned(),
@@ -57,10 +64,10 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     Ok(Status::Ok)
 }
 
-fn answer(host: Host, payload: Option<&[u8]>, env: &Env) -> Answer {
+fn answer(host: Host, payload: Result<&[u8], hook::Skip>, env: &Env) -> Answer {
     // The configuration's problems are not reported here: a hook must stay silent.
     let config = crate::config::Config::load(env);
-    let Some(tj) = std::env::current_exe().and_then(std::fs::canonicalize).ok() else {
+    let Some(tj) = crate::rewrite::this_tj().ok() else {
         return Answer {
             stdout: hook::no_op(host).to_owned(),
             skipped: Some("could not find the path of tj itself".to_owned()),

@@ -42,7 +42,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let config = super::load_config(env);
-    let tj = std::env::current_exe().context("could not find the path of tj itself")?;
+    let tj = rewrite::this_tj().context("could not find the path of tj itself")?;
     let ctx = Context { env, tj: &tj, host: args.host, exclude: &config.rewrite_exclude };
     match rewrite::rewrite(&args.line, &ctx) {
         Ok(rewritten) => {

@@ -19,7 +19,11 @@ mod gemini;
 mod permissions;
 
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use serde_json::{Map, Value};
 
@@ -68,20 +72,67 @@ impl Skip {
     }
 }
 
-/// Reads a payload from `reader`, at most [`MAX_PAYLOAD`] bytes; `None` if it is larger or
-/// cannot be read.
-pub fn read_payload(reader: impl Read) -> Option<Vec<u8>> {
+/// How long the hook waits for its payload. Hosts write it at once and close stdin; one
+/// that keeps stdin open gets its answer as soon as the payload is one whole JSON value,
+/// and one that sends an unfinished payload gets the no-op after this long, well within
+/// the 10 s timeout `tj install` gives the hook.
+pub const PAYLOAD_WAIT: Duration = Duration::from_secs(5);
+
+/// Reads a payload from `input`: until end of file, or until the bytes read are one whole
+/// JSON value (a host that never closes stdin), at most [`MAX_PAYLOAD`] bytes and for at
+/// most `wait`. The error says why nothing can be judged.
+pub fn read_payload(mut input: impl Read + AsFd, wait: Duration) -> Result<Vec<u8>, Skip> {
+    let deadline = Instant::now() + wait;
     let mut bytes = Vec::new();
-    reader.take(MAX_PAYLOAD as u64 + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() <= MAX_PAYLOAD).then_some(bytes)
+    let mut chunk = vec![0; 64 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, timeout) {
+            Ok(0) => {
+                return Err(Skip::new(format!(
+                    "the payload did not end within {} s",
+                    wait.as_secs_f32()
+                )));
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(err) => return Err(Skip::new(format!("stdin cannot be read: {err}"))),
+        }
+        let n = match input.read(&mut chunk) {
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(Skip::new(format!("stdin cannot be read: {err}"))),
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() > MAX_PAYLOAD {
+            return Err(Skip::new(format!("the payload is larger than {MAX_PAYLOAD} bytes")));
+        }
+        if n == 0 || is_whole_json(&bytes) {
+            return Ok(bytes);
+        }
+    }
 }
 
-/// The host's answer to `payload`; `None` stands for a payload that could not be read whole.
-pub fn answer(host: Host, payload: Option<&[u8]>, ctx: &Context<'_>) -> Answer {
-    let result = match payload {
-        None => Err(Skip::new(format!("the payload is larger than {MAX_PAYLOAD} bytes"))),
-        Some(bytes) => parse(bytes).and_then(|value| dispatch(host, &value, ctx)),
-    };
+/// Whether `bytes` are one complete JSON object (cheap test first: it must end with `}`).
+fn is_whole_json(bytes: &[u8]) -> bool {
+    bytes.trim_ascii_end().ends_with(b"}")
+        && serde_json::from_slice::<serde::de::IgnoredAny>(strip_boms(bytes)).is_ok()
+}
+
+/// `bytes` after any leading UTF-8 byte order marks (Windows hosts send them).
+fn strip_boms(bytes: &[u8]) -> &[u8] {
+    let mut rest = bytes;
+    while let Some(tail) = rest.strip_prefix(b"\xEF\xBB\xBF") {
+        rest = tail;
+    }
+    rest
+}
+
+/// The host's answer to `payload`, or to the reason it could not be read.
+pub fn answer(host: Host, payload: Result<&[u8], Skip>, ctx: &Context<'_>) -> Answer {
+    let result =
+        payload.and_then(|bytes| parse(bytes).and_then(|value| dispatch(host, &value, ctx)));
     match result {
         Ok(value) => Answer { stdout: format!("{value}\n"), skipped: None },
         Err(Skip(why)) => Answer { stdout: no_op(host).to_owned(), skipped: Some(why) },
@@ -110,11 +161,8 @@ fn dispatch(host: Host, payload: &Value, ctx: &Context<'_>) -> Result<Value, Ski
 
 /// The payload as JSON, after any leading UTF-8 byte order marks (Windows hosts send them).
 fn parse(bytes: &[u8]) -> Result<Value, Skip> {
-    let mut rest = bytes;
-    while let Some(tail) = rest.strip_prefix(b"\xEF\xBB\xBF") {
-        rest = tail;
-    }
-    serde_json::from_slice(rest).map_err(|err| Skip::new(format!("the payload is not JSON: {err}")))
+    serde_json::from_slice(strip_boms(bytes))
+        .map_err(|err| Skip::new(format!("the payload is not JSON: {err}")))
 }
 
 /// The shell call inside a payload: the tool's input object and its command.
@@ -318,10 +366,53 @@ mod tests {
         assert!(parse(b"\xEF\xBB{}").is_err());
     }
 
+    /// A file holding `bytes`, open for reading.
+    fn file_with(bytes: &[u8]) -> std::fs::File {
+        use std::io::{Seek, Write};
+        let mut file = tempfile_in_target();
+        file.write_all(bytes).unwrap();
+        file.rewind().unwrap();
+        file
+    }
+
+    fn tempfile_in_target() -> std::fs::File {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let path = std::env::temp_dir().join(format!("tj-payload-{}-{n}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        file
+    }
+
     #[test]
     fn an_oversized_payload_is_not_read() {
-        assert_eq!(read_payload(&vec![b' '; MAX_PAYLOAD][..]).map(|b| b.len()), Some(MAX_PAYLOAD));
-        assert_eq!(read_payload(&vec![b' '; MAX_PAYLOAD + 1][..]), None);
+        let wait = Duration::from_secs(5);
+        let exact = read_payload(file_with(&vec![b' '; MAX_PAYLOAD]), wait);
+        assert_eq!(exact.map(|b| b.len()), Ok(MAX_PAYLOAD));
+        let over = read_payload(file_with(&vec![b' '; MAX_PAYLOAD + 1]), wait);
+        assert!(over.is_err_and(|e| e.0.contains("larger than")));
+    }
+
+    #[test]
+    fn reading_stops_at_a_whole_json_value_or_the_deadline() {
+        let (read, mut write) = std::io::pipe().unwrap();
+        std::io::Write::write_all(&mut write, b"\xEF\xBB\xBF{\"a\": \"}\"}\n").unwrap();
+        let got = read_payload(read, Duration::from_secs(5)).unwrap();
+        assert_eq!(got, b"\xEF\xBB\xBF{\"a\": \"}\"}\n");
+
+        let (read, mut write) = std::io::pipe().unwrap();
+        std::io::Write::write_all(&mut write, b"{\"a\": \"}").unwrap();
+        let start = Instant::now();
+        let got = read_payload(read, Duration::from_millis(200));
+        assert!(got.is_err_and(|e| e.0.contains("did not end")));
+        assert!(start.elapsed() < Duration::from_secs(3));
+        drop(write);
     }
 
     #[test]

@@ -201,7 +201,13 @@ fn sample(report: &mut Report, host: Host, argv: &[String]) {
     }
 }
 
-/// Runs `argv` with `stdin`, at most 10 seconds; its exit code and stdout.
+/// The most of a hook's answer doctor reads: an answer is a few kilobytes.
+const MAX_ANSWER: u64 = 1 << 20;
+
+/// Runs `argv` with `stdin`, at most 10 seconds; its exit code and stdout (the first
+/// [`MAX_ANSWER`] bytes). Its stdout is read on a thread of its own, so that neither a
+/// program that prints without end nor one that leaves a child holding its stdout open
+/// keeps doctor waiting past the deadline.
 fn run(argv: &[String], stdin: &[u8]) -> Result<(i32, String), String> {
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
@@ -210,10 +216,19 @@ fn run(argv: &[String], stdin: &[u8]) -> Result<(i32, String), String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("could not run {}: {e}", argv[0]))?;
+    let (sender, answer) = std::sync::mpsc::channel();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = stdout.take(MAX_ANSWER).read_to_end(&mut out);
+            let _ = sender.send(String::from_utf8_lossy(&out).into_owned());
+        });
+    }
     if let Some(mut input) = child.stdin.take() {
         let _ = input.write_all(stdin);
     }
     let deadline = Instant::now() + Duration::from_secs(hooks::TIMEOUT_SECS);
+    let too_late = || format!("no answer within {} s", hooks::TIMEOUT_SECS);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -221,14 +236,13 @@ fn run(argv: &[String], stdin: &[u8]) -> Result<(i32, String), String> {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("no answer within {} s", hooks::TIMEOUT_SECS));
+                return Err(too_late());
             }
         }
     };
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut out);
-    }
+    let out = answer
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .map_err(|_| too_late())?;
     Ok((status.code().unwrap_or(-1), out))
 }
 

@@ -59,7 +59,7 @@ struct Plan {
 pub(crate) fn install(req: Request, env: &Env) -> Result<String> {
     let tj = this_tj()?;
     let path = paths::settings_file(req.host, req.scope, env)?;
-    let existing = files::read(&path)?;
+    let existing = read(&path, req.scope, env)?;
     let change = match (hooks::layout(req.host), existing.text.as_deref()) {
         (None, text) => plugin_install(&existing.real, text, &tj)?,
         (Some(layout), None) => {
@@ -78,10 +78,39 @@ pub(crate) fn install(req: Request, env: &Env) -> Result<String> {
     Ok(install_report(req, &plan, &tj, backup.as_deref()))
 }
 
+/// The settings file at `path`, refused in project scope when it, or a directory on the
+/// way to it, is a link leading out of the project: a repository could otherwise have a
+/// project install edit the user's own settings or drop the OpenCode plugin into another
+/// directory.
+fn read(path: &Path, scope: Scope, env: &Env) -> Result<files::Existing> {
+    let existing = files::read(path)?;
+    if scope == Scope::Project
+        && let Some(cwd) = &env.cwd
+    {
+        let project = std::fs::canonicalize(cwd)
+            .with_context(|| format!("could not examine `{}`", cwd.display()))?;
+        // The nearest part of the path that exists, links resolved.
+        let real = existing
+            .real
+            .ancestors()
+            .find_map(|p| std::fs::canonicalize(p).ok())
+            .unwrap_or_default();
+        if !real.starts_with(&project) {
+            bail!(
+                "`{}` leads to `{}`, outside the project `{}` (a link); tj changed nothing",
+                path.display(),
+                real.display(),
+                project.display()
+            );
+        }
+    }
+    Ok(existing)
+}
+
 /// Removes tj's entries for `req.host`; returns the report for stdout.
 pub(crate) fn uninstall(req: Request, env: &Env) -> Result<String> {
     let path = paths::settings_file(req.host, req.scope, env)?;
-    let existing = files::read(&path)?;
+    let existing = read(&path, req.scope, env)?;
     let change = match (hooks::layout(req.host), existing.text.as_deref()) {
         (_, None) => Change::None,
         (None, Some(text)) if opencode::is_tj(text) => Change::Remove,

@@ -130,6 +130,10 @@ const NEVER: &[Never] = &[
     Never { pattern: "bazel query", unless: &[], why: "prints data to be read" },
     Never { pattern: "bazel cquery", unless: &[], why: "prints data to be read" },
     Never { pattern: "bazel aquery", unless: &[], why: "prints data to be read" },
+    Never { pattern: "webpack serve", unless: &[], why: SERVER },
+    Never { pattern: "webpack server", unless: &[], why: SERVER },
+    Never { pattern: "webpack s", unless: &[], why: SERVER },
+    Never { pattern: "webpack-cli serve", unless: &[], why: SERVER },
     Never { pattern: "next dev", unless: &[], why: SERVER },
     Never { pattern: "next start", unless: &[], why: SERVER },
     Never { pattern: "nuxt dev", unless: &[], why: SERVER },
@@ -222,6 +226,20 @@ const W_IS_WATCH: &[&str] = &[
     "babel", "sass", "kubectl", "oc",
 ];
 
+/// Options that, for these programs, watch, loop or stop for a person: `pytest -f`
+/// (`--looponfail`, pytest-xdist) reruns on every change, `--pdb`/`--trace` open the
+/// debugger, `gradle -t` (`--continuous`) rebuilds on every change, `playwright test
+/// --debug` waits in the inspector.
+const LOOPING_OPTIONS: &[(&[&str], &[&str], &str)] = &[
+    (
+        &["pytest", "py.test"],
+        &["-f", "--looponfail", "--pdb", "--trace"],
+        "reruns on every change or stops in the debugger",
+    ),
+    (&["gradle", "gradlew"], &["-t", "--continuous"], "rebuilds on every change and never ends"),
+    (&["playwright"], &["--debug"], "waits in the inspector for a person"),
+];
+
 /// Why `word` (a command word, quotes removed) is never rewritten, if it is one of those.
 pub(super) fn blocked(word: &str) -> Option<String> {
     let name = basename(word);
@@ -259,6 +277,9 @@ pub(super) fn refused(typed: &[String], identity: &[String]) -> Option<String> {
         }
         if let Some(flag) = watch_flag(argv) {
             return Some(format!("`{flag}` watches and never ends"));
+        }
+        if let Some((flag, why)) = looping_option(argv) {
+            return Some(format!("`{flag}` {why}"));
         }
         if let Some(flag) = data_flag(argv) {
             return Some(format!("`{flag}` asks for output to be parsed or read as data"));
@@ -308,8 +329,14 @@ fn long_running_task(argv: &[String]) -> Option<&str> {
 fn watch_flag(argv: &[String]) -> Option<&str> {
     let (program, args) = argv.split_first()?;
     let w_is_watch = W_IS_WATCH.contains(&basename(program));
+    // After `--`, a package manager's arguments go to a script tj cannot see: `npm test --
+    // -w` may be `vitest -w`, so `-w` there counts as watch.
+    let script_args = PACKAGE_MANAGERS.contains(&basename(program)) || basename(program) == "npx";
+    let mut after_dashes = false;
     args.iter()
         .find(|a| {
+            after_dashes |= *a == "--";
+            let w_is_watch = w_is_watch || (script_args && after_dashes);
             let (name, value) = a.split_once('=').unwrap_or((a, ""));
             let off = matches!(value, "false" | "0" | "no");
             (matches!(name, "--watch" | "--watchAll" | "--watch-all" | "--ui" | "--serve") && !off)
@@ -318,16 +345,56 @@ fn watch_flag(argv: &[String]) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// An option of [`LOOPING_OPTIONS`] for the program of `argv`, before any `--`.
+fn looping_option(argv: &[String]) -> Option<(&str, &'static str)> {
+    let (program, args) = argv.split_first()?;
+    let (_, options, why) =
+        LOOPING_OPTIONS.iter().find(|(programs, _, _)| programs.contains(&basename(program)))?;
+    args.iter()
+        .take_while(|a| *a != "--")
+        .find(|a| has_option(a, options))
+        .map(|a| (a.as_str(), *why))
+}
+
 /// An option asking for machine-readable or data output (`--json`, `--format=json`,
 /// `-o yaml`, `--message-format json`, `--diff`, `--stdout`, a lone `-`).
 fn data_flag(argv: &[String]) -> Option<&str> {
-    const FORMATS: &[&str] = &["json", "ndjson", "jsonl", "yaml", "yml", "xml", "csv", "tsv"];
-    const FORMAT_OPTIONS: &[&str] =
-        &["--format", "--output", "-o", "--reporter", "--message-format", "--out", "--emit"];
+    const FORMATS: &[&str] = &[
+        "json",
+        "ndjson",
+        "jsonl",
+        "yaml",
+        "yml",
+        "xml",
+        "csv",
+        "tsv",
+        "sarif",
+        "checkstyle",
+        "junit",
+        "xunit",
+        "codeclimate",
+        "gitlab",
+    ];
+    const FORMAT_OPTIONS: &[&str] = &[
+        "--format",
+        "--output",
+        "-o",
+        "--reporter",
+        "--message-format",
+        "--out",
+        "--emit",
+        "--output-format",
+        "--out-format",
+        "--error-format",
+        "-f",
+        "-R",
+    ];
     let args = argv.get(1..)?;
     for (i, arg) in args.iter().enumerate() {
+        // `docker build --output type=tar,dest=-` writes an archive to stdout.
         if matches!(arg.as_str(), "--json" | "-json" | "--porcelain" | "--diff" | "--stdout" | "-")
             || arg.starts_with("--json=")
+            || arg.split(',').any(|part| part == "dest=-")
         {
             return Some(arg);
         }
@@ -338,7 +405,14 @@ fn data_flag(argv: &[String]) -> Option<&str> {
         if FORMAT_OPTIONS.contains(&name) {
             let value = inline.or_else(|| args.get(i + 1).map(String::as_str)).unwrap_or("");
             let value = value.to_ascii_lowercase();
-            if FORMATS.iter().any(|f| value.starts_with(f)) || value == "stdout" {
+            // `-f` and `-R` also name files and other things (`kubectl apply -f
+            // yaml/x.yaml`): for them only a format name itself counts.
+            let named = if matches!(name, "-f" | "-R") {
+                FORMATS.contains(&value.as_str())
+            } else {
+                FORMATS.iter().any(|f| value.starts_with(f))
+            };
+            if named || value == "stdout" {
                 return Some(arg);
             }
         }

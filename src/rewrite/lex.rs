@@ -135,6 +135,9 @@ pub fn lex(line: &str) -> Result<Vec<Token>, LexError> {
     if let Some(at) = b.iter().position(|&c| is_control(c)) {
         return Err(LexError { what: "a control character", at });
     }
+    if let Some((at, _)) = line.char_indices().find(|&(_, c)| is_invisible_control(c)) {
+        return Err(LexError { what: "an invisible direction or format character", at });
+    }
     let mut lexer = Lexer { b, i: 0, tokens: Vec::new() };
     lexer.run()?;
     Ok(lexer.tokens)
@@ -144,6 +147,20 @@ pub fn lex(line: &str) -> Result<Vec<Token>, LexError> {
 /// (a `\r` would silently become part of a word), and DEL.
 fn is_control(c: u8) -> bool {
     (c < 0x20 && c != b'\t' && c != b'\n') || c == 0x7f
+}
+
+/// Characters that change how a line is displayed without being seen: bidirectional
+/// overrides, embeddings, isolates and marks, C1 controls, and zero-width characters. A
+/// line holding one may read differently in a permission prompt than it runs.
+fn is_invisible_control(c: char) -> bool {
+    matches!(c,
+        '\u{80}'..='\u{9f}'
+            | '\u{61c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
 }
 
 /// Returns true if and only if `c` ends an unquoted word.
@@ -648,6 +665,10 @@ mod tests {
             ("echo a\\", "a backslash at the end of the line"),
             ("echo a >", "a redirection without a target"),
             ("echo a\r", "a control character"),
+            ("echo a\u{85}", "an invisible direction or format character"),
+            ("cargo test -- \u{202e}x", "an invisible direction or format character"),
+            ("FOO=\u{2066} cargo test", "an invisible direction or format character"),
+            ("cargo\u{200b} test", "an invisible direction or format character"),
             ("echo ${a", "an unterminated `${`"),
             ("echo {fd}>x", "a named descriptor redirection `{var}>`"),
         ] {

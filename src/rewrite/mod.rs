@@ -99,6 +99,15 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024;
 /// Variables that ask for tj to stay out of the way; a line assigning one is left alone.
 const HANDS_OFF: &[&str] = &[crate::env::TJ_RAW, crate::env::TJ_DISABLE];
 
+/// The path of the running tj that a rewritten line names: absolute, symlinks resolved,
+/// and existing right now. `tj hook` and `tj rewrite` both use it, so they print the same
+/// line. On Linux, a binary replaced or removed while it runs reads as `/path/tj
+/// (deleted)`, which no longer exists: that is an error here, not a line that would fail
+/// with "command not found".
+pub fn this_tj() -> std::io::Result<std::path::PathBuf> {
+    std::env::current_exe().and_then(std::fs::canonicalize)
+}
+
 fn no(why: impl Into<String>) -> Ineligible {
     Ineligible(why.into())
 }

@@ -629,3 +629,91 @@ fn hook_debug_says_on_stderr_why_nothing_was_rewritten() {
     assert_eq!(stdout(&out), "");
     assert!(stderr(&out).contains("no rewrite"), "{}", stderr(&out));
 }
+
+// ---- Hostile conditions ---------------------------------------------------------------
+
+#[test]
+fn a_tj_binary_removed_while_the_hook_runs_is_not_named_in_a_rewrite() {
+    // An upgrade replaces tj while a harness has a hook running: on Linux the running
+    // program's path then reads `/path/tj (deleted)`, a file that does not exist. A rewrite
+    // naming it would fail with "command not found"; the hook must leave the command alone.
+    use std::io::Write;
+    let env = TestEnv::new();
+    let copy = env.root.join("bin/tj");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_tj"), &copy).unwrap();
+    let mut cmd = std::process::Command::new(&copy);
+    cmd.args(["hook", "claude-code"])
+        .env_clear()
+        .env("HOME", env.root.join("home"))
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .env("TJ_HOOK_DEBUG", "1")
+        .current_dir(env.work())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = crate::util::spawn_retrying(&mut cmd);
+    let mut input = child.stdin.take().unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let payload = claude_payload(&env, "cargo test", "bypassPermissions");
+    input.write_all(payload.to_string().as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "", "a rewrite naming a removed binary: {}", stderr(&out));
+    assert!(stderr(&out).contains("could not find the path of tj itself"), "{}", stderr(&out));
+}
+
+/// Starts `tj hook claude-code`, writes `stdin` and keeps stdin open; returns how long tj
+/// took to exit and its output.
+fn hook_with_stdin_held_open(
+    env: &TestEnv,
+    stdin: &[u8],
+) -> (std::time::Duration, std::process::Output) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut cmd = env.cmd(&["hook", "claude-code"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = std::time::Instant::now();
+    let mut child = crate::util::spawn_retrying(&mut cmd);
+    let _kill = crate::util::KillOnDrop(child.id() as i32);
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin).unwrap();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "tj hook hangs on stdin");
+        // Polling for a deadline: the exit is what is waited for.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let elapsed = start.elapsed();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let mut err = Vec::new();
+    std::io::Read::read_to_end(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    drop(input);
+    (elapsed, std::process::Output { status, stdout: out, stderr: err })
+}
+
+#[test]
+fn a_whole_payload_is_answered_even_if_the_host_never_closes_stdin() {
+    let env = TestEnv::new();
+    let payload = claude_payload(&env, "cargo test", "default");
+    let (elapsed, out) = hook_with_stdin_held_open(&env, payload.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), claude_answer(&env, "ask", "cargo test"));
+    assert!(elapsed < std::time::Duration::from_secs(4), "answered after {elapsed:?}");
+}
+
+#[test]
+fn a_payload_that_never_ends_is_given_up_within_the_bound() {
+    let env = TestEnv::new();
+    let (elapsed, out) = hook_with_stdin_held_open(&env, br#"{"tool_name": "Bash", "tool_inp"#);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(stderr(&out), "");
+    assert!(elapsed < std::time::Duration::from_secs(12), "gave up after {elapsed:?}");
+}

@@ -532,3 +532,49 @@ fn codex_reads_the_installed_hook_and_the_trust_hash_tj_prints() {
     assert_eq!(ours["key"], format!("{}:pre_tool_use:1:0", file.display()));
     assert!(hooks.len() >= 3, "the fixture's own hooks are read too: {reply}");
 }
+
+#[test]
+fn a_project_install_never_writes_outside_the_project_through_a_link() {
+    // A repository may hold `.claude/settings.local.json` as a link to the user's own
+    // settings, or `.opencode/plugins` as a link to a directory outside it: a project-scope
+    // install must not follow either out of the project.
+    let h = Hosts::new();
+    let work = h.env.work();
+    let outside = h.env.write("elsewhere/settings.json", "{\"model\": \"x\"}\n");
+    std::fs::create_dir_all(work.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join(".claude/settings.local.json")).unwrap();
+    std::fs::create_dir_all(work.join(".opencode")).unwrap();
+    std::os::unix::fs::symlink(outside.parent().unwrap(), work.join(".opencode/plugins")).unwrap();
+    for host in ["claude-code", "opencode"] {
+        let out = h.run(&["install", host, "--project"]);
+        assert!(!out.status.success(), "{host}: {}{}", stdout(&out), stderr(&out));
+        assert!(stderr(&out).contains("outside the project"), "{host}: {}", stderr(&out));
+    }
+    #[allow(clippy::disallowed_methods)]
+    let text = std::fs::read_to_string(&outside).unwrap();
+    assert_eq!(text, "{\"model\": \"x\"}\n");
+    let names: Vec<_> = std::fs::read_dir(outside.parent().unwrap()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no backup, no plugin written outside the project");
+}
+
+#[test]
+fn doctor_gives_up_on_a_hook_that_leaves_its_output_open() {
+    // The wired program exits but leaves a child holding its stdout: doctor must not wait
+    // for that output to end, nor read without bound.
+    let h = Hosts::new();
+    let fake = h.env.root.join("bin/tj");
+    std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(&fake, "#!/bin/sh\nsleep 60 &\necho '{}'\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let command = format!("{} hook claude-code", fake.display());
+    let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": command}]}]}});
+    h.put(&h.user_file("claude-code"), &settings.to_string());
+    let start = std::time::Instant::now();
+    let out =
+        run_within(h.cmd(&["doctor", "claude-code"]), b"", std::time::Duration::from_secs(40));
+    assert!(start.elapsed() < std::time::Duration::from_secs(25), "{:?}", start.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).len() < 100_000, "doctor printed {} bytes", stdout(&out).len());
+}

@@ -27,7 +27,7 @@ struct Case {
 }
 
 fn table() -> Vec<Case> {
-    let unescape = |s: &str| s.replace('␤', "\n").replace('⇥', "\t");
+    let unescape = |s: &str| s.replace('␤', "\n").replace('⇥', "\t").replace('␍', "\r");
     let mut cases = Vec::new();
     for (i, row) in TABLE.lines().enumerate() {
         let Some((line, expected)) = row.split_once('\t') else { continue };
