@@ -83,12 +83,14 @@ pub(crate) fn backup(file: &Path, text: &str, mode: u32) -> Result<PathBuf> {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let dir = parent(file);
     let prefix = format!("{name}.tj-backup.");
-    let mut next = 1 + fs::read_dir(dir)
+    let highest = fs::read_dir(dir)
         .with_context(|| format!("could not list `{}`", dir.display()))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix(&prefix)?.parse::<u64>().ok())
         .max()
         .unwrap_or(0);
-    loop {
+    // Numbers go up from the highest present, so a backup is never overwritten; a name
+    // another process takes meanwhile is skipped (a few times at most).
+    for next in (1..=100).filter_map(|step| highest.checked_add(step)) {
         let path = dir.join(format!("{prefix}{next}"));
         match create(&path, mode) {
             Ok(mut f) => {
@@ -96,12 +98,16 @@ pub(crate) fn backup(file: &Path, text: &str, mode: u32) -> Result<PathBuf> {
                     .with_context(|| format!("could not write the backup `{}`", path.display()))?;
                 return Ok(path);
             }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => next += 1,
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
             Err(err) => {
                 return Err(err).with_context(|| format!("could not create `{}`", path.display()));
             }
         }
     }
+    bail!(
+        "could not find a free backup name after `{prefix}{highest}` in `{}`; move old backups away",
+        dir.display()
+    )
 }
 
 /// Replaces `file` with `text` atomically, keeping `mode` (or the umask default for a new
@@ -154,5 +160,40 @@ fn parent(file: &Path) -> &Path {
     match file.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // fixtures written with fs::write: nobody reads them meanwhile
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tj-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn backups_are_numbered_after_the_highest_present() {
+        let dir = scratch("numbered");
+        let file = dir.join("settings.json");
+        fs::write(dir.join("settings.json.tj-backup.7"), "old").unwrap();
+        let made = backup(&file, "{}", 0o600).unwrap();
+        assert_eq!(made, dir.join("settings.json.tj-backup.8"));
+        assert_eq!(fs::read_to_string(&made).unwrap(), "{}");
+        assert_eq!(fs::read_to_string(dir.join("settings.json.tj-backup.7")).unwrap(), "old");
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_backup_number_at_the_limit_is_an_error_not_a_panic() {
+        let dir = scratch("limit");
+        let file = dir.join("settings.json");
+        fs::write(dir.join(format!("settings.json.tj-backup.{}", u64::MAX)), "").unwrap();
+        let err = backup(&file, "{}", 0o600).unwrap_err();
+        assert!(format!("{err:#}").contains("free backup name"), "{err:#}");
+        let _ = fs::remove_dir_all(dir);
     }
 }
