@@ -2,7 +2,7 @@
 //! these lists and the user's `rewrite.exclude` use.
 //!
 //! The allowlist itself is not here: a command is admitted by the rule it selects (see
-//! [`super::admitted_by_rules`]). These lists only take away: programs that run other
+//! `admitted_by_rules`). These lists only take away: programs that run other
 //! commands out of tj's sight or change the shell, commands whose output is data an agent
 //! reads or parses, and servers, watchers and prompts that would never finish.
 

@@ -22,7 +22,7 @@
 //!    (`if`, `{`, `!`, …), not `=cmd`, not a shell, builtin or wrapper tj cannot run or see
 //!    through (`sudo`, `eval`, `exec`, `xargs`, `source`, `.`, `command`, `bash`, …), and not
 //!    tj itself (an already wrapped line).
-//! 5. The command is not refused by [`eligible::refused`] (data commands such as `cat` or
+//! 5. The command is not refused by `eligible::refused` (data commands such as `cat` or
 //!    `git diff`; servers, watchers and prompts such as `npm run dev`, `--watch`,
 //!    `terraform apply` without `-auto-approve`; machine-readable output such as `--json`),
 //!    nor excluded by the user's `rewrite.exclude` (word prefixes, see
