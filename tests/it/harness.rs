@@ -5,7 +5,8 @@
 //! once `tj install HOST` has put tj's hook in the harness's settings (in a temporary HOME).
 //!
 //! The harnesses come from `TJ_TEST_HARNESS_DIR` (`.ci/run` installs them there with npm):
-//! `$TJ_TEST_HARNESS_DIR/node_modules/.bin/{claude,codex}`. Without it the tests skip, saying so.
+//! `$TJ_TEST_HARNESS_DIR/node_modules/.bin/{claude,codex}`. Without it the tests skip, saying so;
+//! with it set, a missing binary or node fails them.
 
 mod claude;
 mod codex;
@@ -92,13 +93,17 @@ fn harness(name: &str) -> Option<PathBuf> {
     };
     let bin = Path::new(&dir).join("node_modules/.bin").join(name);
     // Absolute: the harness starts in the fixture crate, where a relative path means another file.
+    // Set but incomplete is a broken install, not an absent one: fail, so that CI (which
+    // sets it) can never pass by skipping.
     let Ok(bin) = bin.canonicalize() else {
-        return skip(&format!("{} is missing (npm install in {HARNESS_DIR})", bin.display()));
+        panic!("{HARNESS_DIR} is set but {} is missing (npm install there)", bin.display());
     };
     // Codex's package entry point is a node script.
-    if name == "codex" && !on_path("node") {
-        return skip(&format!("node is not on PATH, and {} needs it", bin.display()));
-    }
+    assert!(
+        name != "codex" || on_path("node"),
+        "{HARNESS_DIR} is set but node is not on PATH, and {} needs it",
+        bin.display()
+    );
     Some(bin)
 }
 

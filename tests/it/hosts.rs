@@ -459,7 +459,9 @@ fn codex_install_says_how_to_trust_the_hook() {
 fn harness_bin(name: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("TJ_TEST_HARNESS_DIR")?;
     let bin = PathBuf::from(dir).join("node_modules/.bin").join(name);
-    bin.exists().then_some(bin)
+    // Set but incomplete is a broken install: fail rather than skip (CI sets it).
+    assert!(bin.exists(), "TJ_TEST_HARNESS_DIR is set but {} is missing", bin.display());
+    Some(bin)
 }
 
 /// Codex itself reads the hooks.json tj wrote (its app server's `hooks/list`): the entry is
@@ -470,7 +472,7 @@ fn codex_reads_the_installed_hook_and_the_trust_hash_tj_prints() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
     let Some(codex) = harness_bin("codex") else {
-        println!("skipping: no codex in $TJ_TEST_HARNESS_DIR/node_modules/.bin");
+        println!("skipping: TJ_TEST_HARNESS_DIR is not set (.ci/run installs codex there)");
         return;
     };
     let h = Hosts::new();
