@@ -234,7 +234,7 @@ fn matches_regexes(rule: &LoadedRule, facts: &Facts<'_>, budget: &Budget) -> boo
     let compiler = Compiler::for_layer(rule.layer, budget);
     if let Some(re) = &m.command_regex
         && !compiler
-            .pattern(re, None)
+            .one_shot(re, None)
             .is_ok_and(|p| p.is_match_within(&facts.identity.command, budget))
     {
         return false;
@@ -330,6 +330,61 @@ mod tests {
 
     const CARGO: &str = r#"{"id":"build/cargo","family":"build","match":{"argv0":["cargo"]}}"#;
     const CARGO_TEST: &str = r#"{"id":"tests/cargo-test","family":"tests","match":{"argv0":["cargo"],"argvIncludes":[["test"]]}}"#;
+
+    #[test]
+    fn every_builtin_command_regex_matches_alike_without_a_dense_dfa() {
+        // `matches_regexes` asks `one_shot` patterns; they must say what the full ones say.
+        let commands = [
+            "cargo test",
+            "cargo fmt --check",
+            "cargo +nightly fmt",
+            "rustfmt src/main.rs",
+            "tar -tzf x.tar.gz",
+            "tar xOf a.tar f",
+            "gradle build",
+            "./gradlew :app:assembleDebug --info",
+            "docker compose logs -f web",
+            "docker-compose --project-name x ps",
+            "docker compose up -d",
+            "kubectl get pods -o yaml",
+            "kubectl -n prod apply -f k.yaml",
+            "kubectl rollout status deploy/x",
+            "oc describe pod x",
+            "cargo --help",
+            "git commit -h",
+            "npm help install",
+            "python manage.py test app",
+            "npm test",
+            "yarn run test:unit",
+            "pnpm vitest",
+            "karma start",
+            "ng test",
+            "rails test:models",
+            "ruby -Itest test/x_test.rb",
+            "make check",
+            "bun run test",
+            "ls -la",
+            "",
+        ];
+        let compiler = Compiler::builtin();
+        let set = RuleSet::builtin();
+        let mut checked = 0;
+        for rule in &set.rules {
+            let Some(re) = &rule.rule.matcher.command_regex else { continue };
+            let full = compiler.pattern(re, None).unwrap();
+            let light = compiler.one_shot(re, None).unwrap();
+            for command in commands {
+                assert_eq!(
+                    light.is_match(command),
+                    full.is_match(command),
+                    "{}: {re:?} on {command:?}",
+                    rule.rule.id
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 20, "only {checked} builtin rules have a commandRegex");
+    }
 
     #[test]
     fn more_specific_rule_wins() {
