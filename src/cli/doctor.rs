@@ -80,76 +80,90 @@ fn hosts_report(host: Option<Host>, env: &Env) -> Result<Status> {
 }
 
 fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
-    let mut out = String::new();
     let marker = args.hook.as_deref().and_then(parse_marker);
     let loaded = marker.is_some();
-    let here = marker.is_some_and(|(_, pid)| is_this_shell(pid));
+    let wrapped = args.hook_commands.as_deref().unwrap_or("").trim();
+    let mut out = String::new();
+    let _ = writeln!(out, "hook     {}", hook_line(marker));
+    if let Some((_, pid)) = marker {
+        let _ = writeln!(out, "wrapped  {}", wrapped_line(env, wrapped, is_this_shell(pid)));
+    }
+    let _ = writeln!(out, "agent    {}", agent_line(env));
+    if loaded && !wrapped.is_empty() {
+        let _ = writeln!(out, "active   {}", active_line(env));
+    }
+    let _ = writeln!(out, "stdout   {}", stdout_report());
+    #[cfg(unix)]
+    {
+        let _ = writeln!(out, "tj run   {}", mode_report(env));
+    }
+    let _ = writeln!(out, "path     {}", path_line());
+    emit::stdout(&out)?;
+    Ok(if loaded { Status::Ok } else { Status::Failure })
+}
+
+/// Whether the hook is loaded, and by which shell; how to load it if not.
+fn hook_line(marker: Option<(&str, u32)>) -> String {
     match marker {
         Some((name, pid)) if is_this_shell(pid) => {
-            let _ = writeln!(out, "hook     loaded ({name}, this shell, pid {pid})");
+            format!("loaded ({name}, this shell, pid {pid})")
         }
-        Some((name, pid)) => {
-            let _ = writeln!(
-                out,
-                "hook     loaded by a shell above this one ({name}, pid {pid}); functions are \
-                 not inherited, so this shell has them only if it sourced the hook too (or a \
-                 harness copied them in)"
-            );
-        }
+        Some((name, pid)) => format!(
+            "loaded by a shell above this one ({name}, pid {pid}); functions are not \
+             inherited, so this shell has them only if it sourced the hook too (or a harness \
+             copied them in)"
+        ),
         None => {
             let rc = match login_shell().as_deref() {
                 Some("zsh") => "eval \"$(tj init zsh)\"` to ~/.zshrc or ~/.zshenv",
                 _ => "eval \"$(tj init bash)\"` to ~/.bashrc (and BASH_ENV's file)",
             };
-            let _ = writeln!(out, "hook     not loaded in this shell: add `{rc}");
+            format!("not loaded in this shell: add `{rc}")
         }
     }
+}
 
-    let wrapped = args.hook_commands.as_deref().unwrap_or("").trim();
+/// What the loaded hook wrapped (`here`: in this shell, not one above it), or why nothing.
+fn wrapped_line(env: &Env, wrapped: &str, here: bool) -> String {
     let config = super::load_config(env);
     let config_path = config
         .path
         .as_ref()
         .map_or_else(|| "the config file".to_owned(), |p| format!("`{}`", p.display()));
-    if loaded {
-        let whose = if here { "" } else { "in that shell: " };
-        if !wrapped.is_empty() {
-            let always = if env.harness.is_none() && config.shell_hook == ShellHook::Always {
-                format!(" (not an agent's shell, but shellHook is \"always\" in {config_path})")
-            } else {
-                String::new()
-            };
-            let _ = writeln!(out, "wrapped  {whose}{wrapped}{always}");
+    let whose = if here { "" } else { "in that shell: " };
+    if !wrapped.is_empty() {
+        let always = if env.harness.is_none() && config.shell_hook == ShellHook::Always {
+            format!(" (not an agent's shell, but shellHook is \"always\" in {config_path})")
         } else {
-            let why = match config.shell_hook {
-                ShellHook::Never => format!("shellHook is \"never\" in {config_path}"),
-                ShellHook::Auto if env.harness.is_none() => format!(
-                    "this is not an agent's shell, and the hook wraps only in those \
-                     (\"shellHook\": \"always\" in {config_path} wraps in every shell)"
-                ),
-                // An agent's shell now, or `always`, and still nothing: the list was empty,
-                // or the shell was not an agent's when it sourced the hook.
-                _ => "the command list was empty, or the shell was not an agent's when it \
-                      sourced the hook"
-                    .to_owned(),
-            };
-            let _ = writeln!(out, "wrapped  {whose}nothing: {why}");
-        }
+            String::new()
+        };
+        return format!("{whose}{wrapped}{always}");
     }
+    let why = match config.shell_hook {
+        ShellHook::Never => format!("shellHook is \"never\" in {config_path}"),
+        ShellHook::Auto if env.harness.is_none() => format!(
+            "this is not an agent's shell, and the hook wraps only in those \
+             (\"shellHook\": \"always\" in {config_path} wraps in every shell)"
+        ),
+        // An agent's shell now, or `always`, and still nothing: the list was empty, or the
+        // shell was not an agent's when it sourced the hook.
+        _ => "the command list was empty, or the shell was not an agent's when it sourced \
+              the hook"
+            .to_owned(),
+    };
+    format!("{whose}nothing: {why}")
+}
 
+/// Whether this shell counts as an agent's, and by which variable.
+fn agent_line(env: &Env) -> String {
     match env.harness {
-        Some(var) => {
-            let _ = writeln!(out, "agent    yes: {var} is set");
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "agent    no: none of {} is set (TJ_AGENT=0 does not count)",
-                AGENT_VARS.join(", ")
-            );
-        }
+        Some(var) => format!("yes: {var} is set"),
+        None => format!("no: none of {} is set (TJ_AGENT=0 does not count)", AGENT_VARS.join(", ")),
     }
+}
 
+/// Whether the wrapped commands go through `tj run` now, or why not.
+fn active_line(env: &Env) -> String {
     let off = if env.disable {
         Some("TJ_DISABLE is set")
     } else if env.raw {
@@ -159,27 +173,16 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
     } else {
         None
     };
-    if loaded && !wrapped.is_empty() {
-        match off {
-            Some(why) => {
-                let _ = writeln!(out, "active   no: {why}; wrapped commands run directly");
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "active   yes: wrapped commands run through `tj run`, or directly when \
-                     their output goes elsewhere than this stdout (`| grep`, `> file`)"
-                );
-            }
-        }
+    match off {
+        Some(why) => format!("no: {why}; wrapped commands run directly"),
+        None => "yes: wrapped commands run through `tj run`, or directly when their output \
+                 goes elsewhere than this stdout (`| grep`, `> file`)"
+            .to_owned(),
     }
+}
 
-    let _ = writeln!(out, "stdout   {}", stdout_report());
-    #[cfg(unix)]
-    {
-        let _ = writeln!(out, "tj run   {}", mode_report(env));
-    }
-
+/// Which `tj` the PATH finds, and whether it is this one.
+fn path_line() -> String {
     let me = std::env::current_exe().ok();
     match on_path("tj") {
         Some(found) => {
@@ -187,18 +190,10 @@ fn shell_report(args: &ShellArgs, env: &Env) -> Result<Status> {
                 Some(me) if !same_file(me, &found) => format!(" (this one is {})", me.display()),
                 _ => String::new(),
             };
-            let _ = writeln!(out, "path     tj is {}{note}", found.display());
+            format!("tj is {}{note}", found.display())
         }
-        None => {
-            let _ = writeln!(
-                out,
-                "path     tj is not on PATH; the hook runs the tj that printed it, or nothing"
-            );
-        }
+        None => "tj is not on PATH; the hook runs the tj that printed it, or nothing".to_owned(),
     }
-
-    emit::stdout(&out)?;
-    Ok(if loaded { Status::Ok } else { Status::Failure })
 }
 
 /// `bash:1234` → ("bash", 1234).
