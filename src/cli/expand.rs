@@ -61,8 +61,15 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             }
         };
     }
-    // Checked before anything is read, so that a bad range costs nothing.
+    // Checked before anything is read, so that a bad range or pattern costs nothing.
     let range = args.lines.as_deref().map(parse_range).transpose()?;
+    let pattern = match &args.grep {
+        Some(pattern) => Some(
+            regex::Regex::new(pattern)
+                .map_err(|e| anyhow::anyhow!("--grep: invalid regex: {e}"))?,
+        ),
+        None => None,
+    };
     let bytes = match store.read(&args.id) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -73,19 +80,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let full_id = store.resolve(&args.id)?;
     let tail = store.read_tail(&full_id);
     if args.raw || args.lf {
-        if args.lf {
-            emit::stdout_bytes(&crlf_to_lf(&bytes))?;
-        } else {
-            emit::stdout_bytes(&bytes)?;
-        }
-        if let Some(tail) = &tail {
-            crate::diag::warn(&format!(
-                "the output passed the disk cap: this is its head; the last {} bytes are in `{}`",
-                tail.len(),
-                store.spill_path(&full_id).with_extension("tail").display()
-            ));
-        }
-        return Ok(Status::Ok);
+        return print_bytes(args, &store, &full_id, &bytes, tail.as_deref());
     }
     if let Some(found) = binary::detect(&bytes) {
         bail!(
@@ -101,25 +96,71 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     // Rendered as the rendition was, at the PTY's width, so line numbers agree.
     let cols = store.previous(&full_id).and_then(|meta| meta.cols);
-    let (from, to) = range.unwrap_or((1, usize::MAX));
-    let pattern = match &args.grep {
-        Some(pattern) => Some(
-            regex::Regex::new(pattern)
-                .map_err(|e| anyhow::anyhow!("--grep: invalid regex: {e}"))?,
-        ),
-        None => None,
-    };
+    let shown = print_lines(&bytes, cols, range.unwrap_or((1, usize::MAX)), pattern.as_ref())?;
+    if let Some(total) = shown.total
+        && range.is_some_and(|(from, _)| from > total.max(1))
+    {
+        let lines = args.lines.as_deref().unwrap_or_default();
+        match total {
+            0 => bail!("--lines {lines}: `{full_id}` has no lines"),
+            1 => bail!("--lines {lines}: `{full_id}` has 1 line (1:1)"),
+            _ => bail!("--lines {lines}: `{full_id}` has {total} lines (1–{total})"),
+        }
+    }
+    Ok(if pattern.is_some() && shown.printed == 0 { Status::Failure } else { Status::Ok })
+}
+
+/// `--raw` / `--lf`: the stored bytes (`\r\n` turned into `\n` for `--lf`), and a warning
+/// naming the tail file when the output passed the disk cap.
+fn print_bytes(
+    args: &Args,
+    store: &Store,
+    full_id: &str,
+    bytes: &[u8],
+    tail: Option<&[u8]>,
+) -> Result<Status> {
+    if args.lf {
+        emit::stdout_bytes(&crlf_to_lf(bytes))?;
+    } else {
+        emit::stdout_bytes(bytes)?;
+    }
+    if let Some(tail) = tail {
+        crate::diag::warn(&format!(
+            "the output passed the disk cap: this is its head; the last {} bytes are in `{}`",
+            tail.len(),
+            store.spill_path(full_id).with_extension("tail").display()
+        ));
+    }
+    Ok(Status::Ok)
+}
+
+/// What [`print_lines`] did.
+struct Shown {
+    /// Lines printed.
+    printed: usize,
+    /// Lines in the output, when all were seen (`None`: printing stopped at the range's end).
+    total: Option<usize>,
+}
+
+/// Prints the lines numbered `from..=to` (those matching `pattern`, as `N:line`, when
+/// given), in chunks so that a large output is never held twice.
+fn print_lines(
+    bytes: &[u8],
+    cols: Option<u16>,
+    (from, to): (usize, usize),
+    pattern: Option<&regex::Regex>,
+) -> Result<Shown> {
     let mut out = String::new();
     let mut printed = 0usize;
     let mut failed = None;
-    let total = for_each_line(&bytes, cols, |n, line| {
+    let total = for_each_line(bytes, cols, |n, line| {
         if n > to {
             return ControlFlow::Break(());
         }
         if n < from {
             return ControlFlow::Continue(());
         }
-        match &pattern {
+        match pattern {
             Some(re) if !re.is_match(line) => return ControlFlow::Continue(()),
             Some(_) => out.push_str(&format!("{n}:{line}\n")),
             None => {
@@ -140,21 +181,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     if let Some(err) = failed {
         return Err(err);
     }
-    if let Some(total) = total
-        && from > total.max(1)
-    {
-        let lines = args.lines.as_deref().unwrap_or_default();
-        match total {
-            0 => bail!("--lines {lines}: `{full_id}` has no lines"),
-            1 => bail!("--lines {lines}: `{full_id}` has 1 line (1:1)"),
-            _ => bail!("--lines {lines}: `{full_id}` has {total} lines (1–{total})"),
-        }
-    }
-    if pattern.is_some() && printed == 0 {
-        return Ok(Status::Failure);
-    }
     emit::stdout_bytes(out.as_bytes())?;
-    Ok(Status::Ok)
+    Ok(Shown { printed, total })
 }
 
 /// Calls `f` with each line of `bytes` and its 1-based number, numbered as the rendition
