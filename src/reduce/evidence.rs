@@ -137,6 +137,14 @@ const AT_START: &[StartPattern] = &[
     led("gradle what went wrong", &["* What went wrong:"], r"\* What went wrong:"),
     led("gradle task failure", &["Execution failed for task "], r"Execution failed for task "),
     led("npm error", &["npm "], r"npm (?:ERR!|error)"),
+    led("apt error", &["E: "], r"E: [A-Z]"),
+    led(
+        "go command failure",
+        &["go: "],
+        r"go: (?:\S+@\S+: |updates to go\.mod needed|[^\s:]+: (?:not found|module|missing|invalid))",
+    ),
+    led("git push rejection", &["! ["], r"\s*! \[(?:remote )?rejected\]"),
+    tok("make stop with a location", &[], r"\S+:\d+: \*\*\* .*\bStop\."),
     // --- exceptions and tracebacks ---
     tok(
         "exception line (Python, JS, JVM)",
@@ -144,7 +152,11 @@ const AT_START: &[StartPattern] = &[
         r"\s*(?:Uncaught )?[\w.$]*(?:Error|Exception|Warning|Exit|Interrupt)(?:: |:$|$| \[)",
     ),
     led("JVM uncaught exception", &["Exception in thread "], r"Exception in thread "),
-    led("Python traceback header", &["Traceback "], r"\s*Traceback \(most recent call last\)"),
+    led(
+        "Python traceback header",
+        &["Traceback "],
+        r"\s*Traceback \((?:most recent call|innermost) last\)",
+    ),
     led("Python traceback frame", &["File \""], r#"\s*File "[^"]+", line \d+"#),
     led(
         "Python chained exception",
@@ -308,10 +320,11 @@ const ANYWHERE: &[AnywherePattern] = &[
             "Illegal instruction",
             "Floating point exception",
             "Aborted",
+            "Terminated",
             "SIG",
             "ut of memory",
         ],
-        r"Segmentation fault|core dumped|\bKilled\b|Bus error|Illegal instruction|Floating point exception|\bAborted\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|[Oo]ut of memory",
+        r"Segmentation fault|core dumped|\bKilled\b|Bus error|Illegal instruction|Floating point exception|\bAborted\b|^\s*Terminated\s*$|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|[Oo]ut of memory",
     ),
     keyed(
         "non-zero exit",
@@ -348,11 +361,48 @@ const ANYWHERE: &[AnywherePattern] = &[
     keyed("assertion failed", &["ssertion"], r"[Aa]ssertion\b.*\bfailed\b"),
     keyed(
         "linker symbol error",
-        &["undefined reference to", "multiple definition of"],
-        r"undefined reference to|multiple definition of",
+        &["undefined reference to", "multiple definition of", "Undefined symbols"],
+        r"undefined reference to|multiple definition of|Undefined symbols for architecture",
     ),
     keyed("eslint unix severity", &["[Error/", "[Warning/"], r"\[(?:Error|Warning)/"),
-    keyed("package manager failure", &["ERR_PNPM_", "ELIFECYCLE"], r"ERR_PNPM_\w+|\bELIFECYCLE\b"),
+    // The dialects below are evidence on any run (a log read with `docker logs`, a CI log
+    // read with `gh run view --log`, `kubectl describe` all exit 0). Failures that only a
+    // failing run prints (`> Build error occurred`, `Failed to compile.`, `error during
+    // build`, `Build FAILED.`) are left to the failing-run rule ([`mark_failure_words`]):
+    // every key here costs the literal scan that every line pays, which stays fast only
+    // while the keys number at most 64 (the SIMD searcher's limit).
+    keyed(
+        "package manager failure (pnpm, npm, node-gyp)",
+        &["ERR_PNPM_", "ELIFECYCLE", "ERR!"],
+        r"ERR_PNPM_\w+|\bELIFECYCLE\b|\bERR!",
+    ),
+    // A state quoted as a JSON value (`"reason":"OOMKilled"`) is data: the JSON routes
+    // keep it, in a form that is not the line.
+    keyed(
+        "container runtime failure (docker, Kubernetes)",
+        &["OOMKilled", "BackOff", "ErrImagePull", "from daemon"],
+        r#"(?:^|[^"\w])(?:OOMKilled|CrashLoopBackOff|ErrImagePull|ImagePullBackOff|BackOff)(?:$|[^"\w])|Error response from daemon"#,
+    ),
+    keyed(
+        "CI runner failure (GitHub Actions, CircleCI)",
+        &["##[error]", "with error code"],
+        r"##\[error\]|Exited with error code [1-9]",
+    ),
+    keyed(
+        "uncaught exception (.NET, Node, Ruby)",
+        &["Unhandled", "Error)"],
+        r"Unhandled (?:exception\.|'error' event)|UnhandledPromiseRejection|\((?:\w+::)*\w*Error\)\s*$",
+    ),
+    keyed(
+        "network or auth failure",
+        &["ECONN", "ENOTFOUND", "refused", "denied", "curl: (", "certificate"],
+        r"\bE(?:CONNREFUSED|CONNRESET|NOTFOUND)\b|(?:^|[:(] ?)[Cc]onnection refused|Permission denied|Access denied|curl: \(\d+\)|certificate (?:verify failed|signed by unknown authority|problem|has expired)",
+    ),
+    keyed(
+        "shell or file failure",
+        &["not found", "No such file"],
+        r"command not found|No such file or directory|^\S+: \d+: \S+: not found\s*$",
+    ),
 ];
 
 /// Returns true if and only if `token`, the first word of a line, can lead a pattern that
@@ -384,7 +434,7 @@ struct Compiled {
     /// Finds lines with any [`ANYWHERE`] key (leftmost-first, so the SIMD prefilter runs).
     keys: AhoCorasick,
     /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
-    key_owners: Vec<(&'static str, u16)>,
+    key_owners: Vec<(&'static str, u32)>,
     /// Matchers built so far, by kind and pattern subset.
     built: Mutex<HashMap<(bool, u128), Arc<Regex>>>,
 }
@@ -412,7 +462,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| p.keys.contains(k))
-                .fold(0u16, |mask, (i, _)| mask | (1 << i));
+                .fold(0u32, |mask, (i, _)| mask | (1 << i));
             (*k, owners)
         })
         .collect();
@@ -442,7 +492,7 @@ impl Compiled {
 
     /// The [`ANYWHERE`] patterns `line` holds a key of. Exact (every key is looked for),
     /// so only run in full on the few lines the finder flags.
-    fn any_mask(&self, line: &str) -> u16 {
+    fn any_mask(&self, line: &str) -> u32 {
         if !self.keys.is_match(line.as_bytes()) {
             return 0;
         }
@@ -482,47 +532,52 @@ impl Compiled {
     }
 
     /// Returns, per line, the [`ANYWHERE`] patterns whose keys it holds.
-    ///
-    /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk
-    /// is searched once. No key contains `\n`, so a hit never spans two lines.
-    fn triggered_lines(&self, lines: &[&str]) -> Vec<u16> {
-        let mut masks = vec![0u16; lines.len()];
-        let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
-        let mut starts: Vec<usize> = Vec::new();
-        let mut first = 0;
-        while first < lines.len() {
-            if lines[first].len() >= SCAN_CHUNK {
-                // A huge line is searched in place rather than copied.
-                masks[first] = self.any_mask(lines[first]);
-                first += 1;
-                continue;
-            }
-            chunk.clear();
-            starts.clear();
-            let mut end = first;
-            while end < lines.len() && chunk.len() + lines[end].len() < SCAN_CHUNK {
-                starts.push(chunk.len());
-                chunk.extend_from_slice(lines[end].as_bytes());
-                chunk.push(b'\n');
-                end += 1;
-            }
-            // A fast non-overlapping search finds the lines with any key; each such line
-            // (rare) then gets its exact mask from an overlapping search of its own.
-            let mut at = 0;
-            while let Some(hit) =
-                self.keys.find(aho_corasick::Input::new(&chunk).span(at..chunk.len()))
-            {
-                // `starts[0] == 0 <= hit.start()`, so the index is at least 0.
-                let k = starts.partition_point(|&s| s <= hit.start()) - 1;
-                masks[first + k] = self.any_mask(lines[first + k]);
-                match starts.get(k + 1) {
-                    Some(&next) => at = next,
-                    None => break,
-                }
-            }
-            first = end;
-        }
+    fn triggered_lines(&self, lines: &[&str]) -> Vec<u32> {
+        let mut masks = vec![0u32; lines.len()];
+        scan_lines(&self.keys, lines, |i| masks[i] = self.any_mask(lines[i]));
         masks
+    }
+}
+
+/// Calls `hit` with the index of every line in which `finder` finds a match, in order.
+///
+/// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk is
+/// searched once; after a hit the search resumes at the next line. No key contains `\n`,
+/// so a hit never spans two lines.
+fn scan_lines(finder: &AhoCorasick, lines: &[&str], mut hit: impl FnMut(usize)) {
+    let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
+    let mut starts: Vec<usize> = Vec::new();
+    let mut first = 0;
+    while first < lines.len() {
+        if lines[first].len() >= SCAN_CHUNK {
+            // A huge line is searched in place rather than copied.
+            if finder.is_match(lines[first].as_bytes()) {
+                hit(first);
+            }
+            first += 1;
+            continue;
+        }
+        chunk.clear();
+        starts.clear();
+        let mut end = first;
+        while end < lines.len() && chunk.len() + lines[end].len() < SCAN_CHUNK {
+            starts.push(chunk.len());
+            chunk.extend_from_slice(lines[end].as_bytes());
+            chunk.push(b'\n');
+            end += 1;
+        }
+        let mut at = 0;
+        while let Some(found) = finder.find(aho_corasick::Input::new(&chunk).span(at..chunk.len()))
+        {
+            // `starts[0] == 0 <= found.start()`, so the index is at least 0.
+            let k = starts.partition_point(|&s| s <= found.start()) - 1;
+            hit(first + k);
+            match starts.get(k + 1) {
+                Some(&next) => at = next,
+                None => break,
+            }
+        }
+        first = end;
     }
 }
 
@@ -619,7 +674,7 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
             mask != 0
         })
         .collect();
-    let anys = triggered.iter().fold(0u16, |mask, m| mask | m);
+    let anys = triggered.iter().fold(0u32, |mask, m| mask | m);
     let start = compiled.matcher(false, starts);
     let anywhere = compiled.matcher(true, u128::from(anys));
     let base: Vec<bool> = lines
@@ -638,6 +693,127 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
         mark_context(lines, &base, i, &mut marked, &mut diff_end);
     }
     marked
+}
+
+/// Literals one of which a line holds whenever [`FAILURE_WORD`] matches it in lowercase,
+/// Capitalised or UPPERCASE form (a mixed case such as `eRRor` is not looked for). Each
+/// drops the first letter, so one literal serves the first two forms, and the list stays
+/// under the 64 literals of the SIMD searcher that finds them.
+const FAILURE_KEYS: &[&str] = &[
+    "rror",
+    "RROR",
+    "atal",
+    "ATAL",
+    "ailed",
+    "AILED",
+    "ailure",
+    "AILURE",
+    "ails",
+    "AILS",
+    "xception",
+    "XCEPTION",
+    "enied",
+    "ENIED",
+    "illed",
+    "ILLED",
+    "anic",
+    "ANIC",
+    "bort",
+    "BORT",
+    "ot found",
+    "ot Found",
+    "OT FOUND",
+    "annot",
+    "ANNOT",
+    "ould not",
+    "OULD NOT",
+    "ouldn't",
+    "an't",
+    "nable to",
+    "NABLE TO",
+    "efused",
+    "EFUSED",
+    "o such",
+    "O SUCH",
+    "nauthorized",
+    "NAUTHORIZED",
+    "orbidden",
+    "ORBIDDEN",
+    "imed out",
+    "IMED OUT",
+    "erminated",
+    "ERMINATED",
+    "eadline exceeded",
+    "EADLINE EXCEEDED",
+];
+
+/// A failure word standing as a word of prose: not inside an identifier (`error_count`,
+/// `-Werror`, `thiserror`), a path or file name (`errors.go`, `src/error/`), an option
+/// (`--on-error`), a call (`abort()`), a Rust path (`Error::new`) or a key (`failed=0`).
+const FAILURE_WORD: &str = r"(?i)(?:^|[^\w\-./$@])(?:errors?|fatal|failed|failures?|fails|exceptions?|denied|killed|panic(?:ked|s)?|abort(?:ed|s)?|not found|cannot|could not|couldn't|can't|unable to|refused|no such|unauthorized|forbidden|timed out|terminated|deadline exceeded)(?:$|[^\w\-/(=.:]|[.:](?:$|[^\w:]))";
+
+/// Lines that hold a failure word yet report no failure: a passing test (`test
+/// error_paths ... ok`, `PASSED`), a zero count (`0 errors`, `no failures`, `without
+/// errors`, `Errors: 0`, `failed=0`), progress chatter naming a package (`Compiling
+/// failure v0.1.8`, a bare package name such as `errors` under `go build -v`), a report
+/// table row (`|error |2 |`) or heading (`errors / warnings by module`), an option's help
+/// (`--retry-all-errors  Retry all errors`), a numbered source excerpt (`204\texcept
+/// Exception:`, `  12 | panic!(…)`) and CMake's probes (`-- Looking for kqueue - not found`).
+const FAILURE_NOISE: &str = r"(?i)\.\.\. ok\b|\bPASS(?:ED)?\b|\b(?:0|no|zero|without) (?:errors?|failures?|failed|problems?|issues?)\b|\b(?:errors?|failures?|failed)\s*[:=]\s*0\b|^\s*(?:compiling|checking|downloading|downloaded|fresh|installing|collecting|requirement already satisfied)\b|\berrors? / warnings?\b|^\s*\|.*\|\s*$|^\s*--?[a-z][\w-]*(?:[ =,]|$)|^\s*\d+\s*(?:\t|\| )|^\s*-- (?:looking for|check|performing test)|^\s*[\w./-]+\s*$";
+
+/// The generic rule's matchers, built on the first failing run.
+struct FailureWords {
+    /// Finds lines with any [`FAILURE_KEYS`] literal.
+    keys: AhoCorasick,
+    word: Regex,
+    noise: Regex,
+}
+
+static FAILURE_WORDS: LazyLock<FailureWords> = LazyLock::new(|| FailureWords {
+    keys: AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(FAILURE_KEYS)
+        .expect("failure keys are plain literals"),
+    word: build(FAILURE_WORD),
+    noise: build(FAILURE_NOISE),
+});
+
+impl FailureWords {
+    fn holds_failure_word(&self, line: &str) -> bool {
+        self.word.is_match(line.as_bytes()) && !self.noise.is_match(line.as_bytes())
+    }
+}
+
+/// Returns true if and only if `line` is evidence of a *failing* run: evidence by
+/// [`is_evidence`], or a line holding a failure word (`error`, `fatal`, `failed`,
+/// `exception`, `denied`, `killed`, `panic`, `abort`, `not found`, `cannot`, `could not`,
+/// and a few kin, in any case, as words) that is not a known noise shape.
+///
+/// ```
+/// use tj::reduce::evidence::{is_evidence, is_failure_evidence};
+///
+/// assert!(is_failure_evidence("deploy aborted by pre-deploy hook"));
+/// assert!(!is_evidence("deploy aborted by pre-deploy hook"));
+/// assert!(!is_failure_evidence("test error_paths::retries ... ok"));
+/// ```
+pub fn is_failure_evidence(line: &str) -> bool {
+    let words = &*FAILURE_WORDS;
+    is_evidence(line) || (words.keys.is_match(line.as_bytes()) && words.holds_failure_word(line))
+}
+
+/// The last line of defence on a failing run (exit code ≠ 0): marks, in `marked`, every
+/// line that holds a failure word and is not a known noise shape (see
+/// [`is_failure_evidence`]). An error in a dialect no pattern knows is then still kept.
+///
+/// Not applied to a passing run, where such lines are chatter (`retrying after error`)
+/// far more often than news.
+pub fn mark_failure_words(lines: &[&str], marked: &mut [bool]) {
+    let words = &*FAILURE_WORDS;
+    scan_lines(&words.keys, lines, |i| {
+        if !marked[i] && words.holds_failure_word(lines[i]) {
+            marked[i] = true;
+        }
+    });
 }
 
 /// A frame inside Node.js itself (`    at Module._compile (node:internal/modules/cjs/
@@ -825,9 +1001,20 @@ mod tests {
 
     #[test]
     fn pattern_sets_fit_their_masks() {
-        // Subsets are u128 (start) and u16 (anywhere) bit masks.
+        // Subsets are u128 (start) and u32 (anywhere) bit masks.
         assert!(AT_START.len() <= 128, "{} start patterns", AT_START.len());
-        assert!(ANYWHERE.len() <= 16, "{} anywhere patterns", ANYWHERE.len());
+        assert!(ANYWHERE.len() <= 32, "{} anywhere patterns", ANYWHERE.len());
+    }
+
+    #[test]
+    fn key_sets_fit_the_simd_searcher() {
+        // Past 64 literals aho-corasick gives up its SIMD (Teddy) searcher and the scan
+        // every line pays gets several times slower.
+        let mut keys: Vec<&str> = ANYWHERE.iter().flat_map(|p| p.keys.iter().copied()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert!(keys.len() <= 64, "{} anywhere keys", keys.len());
+        assert!(FAILURE_KEYS.len() <= 64, "{} failure keys", FAILURE_KEYS.len());
     }
 
     #[test]
@@ -1554,6 +1741,146 @@ mod tests {
             "commit d67ade9ecfc69631e3f6d8a6e52e4f6af2a6b07f",
             "USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND",
         ]);
+    }
+
+    // --- dialects of issue 12 and the failing-run rule ---
+
+    /// The buried-error table of the integration test `evidence_dialects`.
+    const BURIED: &str = include_str!("../../tests/evidence/buried.txt");
+
+    #[test]
+    fn every_buried_table_line_is_failure_evidence_and_guarded() {
+        let lines = BURIED.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("# "));
+        for line in lines {
+            assert_guards_hold(line);
+            assert!(is_failure_evidence(line), "should be evidence of a failing run: {line:?}");
+        }
+    }
+
+    #[test]
+    fn dialect_error_lines_are_evidence_on_any_run() {
+        assert_evidence(&[
+            "Exited with error code 137",
+            "##[error]Process completed with exit code 1.",
+            "gyp ERR! stack Error: `make` failed with exit code: 2",
+            "Error response from daemon: pull access denied for x, repository does not exist",
+            "      Reason:       OOMKilled",
+            "web-7d9f8b6c5d-x2k4j   0/1     CrashLoopBackOff   5 (32s ago)   4m",
+            "Unhandled exception. System.NullReferenceException: Object reference not set",
+            "curl: (6) Could not resolve host: nonexistent-host-xyz.invalid",
+            "git@github.com: Permission denied (publickey).",
+            "Error: connect ECONNREFUSED 127.0.0.1:1",
+            "ssh: connect to host 127.0.0.1 port 1: Connection refused",
+            "app.rb:1:in `<main>': undefined method `foo' for nil:NilClass (NoMethodError)",
+            "Traceback (innermost last):",
+            "fatal error: all goroutines are asleep - deadlock!",
+            "ld: library not found for -lssl",
+            "Undefined symbols for architecture x86_64:",
+            "ERROR:  relation \"users\" does not exist",
+            "Makefile:3: *** missing separator.  Stop.",
+            "bash: line 19: nosuchcmd: command not found",
+            "sh: 1: nosuchcmd: not found",
+            "Terminated",
+            " ! [rejected]        main -> main (fetch first)",
+            "go: updates to go.mod needed; to update it:",
+            "E: Unable to locate package nosuchpkg",
+        ]);
+    }
+
+    #[test]
+    fn dialect_near_misses_are_not_evidence() {
+        assert_not_evidence(&[
+            // JSON values are data; the JSON routes keep them.
+            r#"{"name":"web-0","reason":"CrashLoopBackOff","restarts":17}"#,
+            "     --retry-connrefused  Retry on connection refused (use with --retry)",
+            "Terminated pods are garbage collected after 1h",
+            "go: downloading github.com/foo/bar v1.2.3",
+            "go: finding module for package github.com/foo/bar",
+            "Step 3/12 : RUN make || echo Stop.",
+            "E2E tests: 12 suites",
+        ]);
+    }
+
+    #[test]
+    fn failure_words_outside_known_dialects_count_on_a_failing_run_only() {
+        for line in [
+            "xx error yy",
+            "deploy aborted by pre-deploy hook",
+            // Printed by failing runs only, so left to this rule.
+            "An error occurred while installing nokogiri (1.15.4), and Bundler cannot continue.",
+            "> Build error occurred",
+            "Failed to compile.",
+            "[vite]: Rollup failed to resolve import \"lodash\" from \"/app/src/main.ts\".",
+            "Parse error near line 1: no such table: t",
+            "The job exceeded the maximum time limit for jobs, and has been terminated.",
+            "the configuration file could not be parsed at line 12",
+            "2026-12-01T13:57:58.096Z worker-3: nightly job failed after 3 retries",
+            "worker process was killed by the OOM killer",
+            "upload of artifact.tar.gz failed: 503 Service Unavailable",
+            "Build step 'Invoke top-level Maven targets' marked build as failure",
+        ] {
+            assert_guards_hold(line);
+            assert!(!is_evidence(line), "evidence on any run, not only a failing one: {line:?}");
+            assert!(is_failure_evidence(line), "should be evidence of a failing run: {line:?}");
+        }
+    }
+
+    #[test]
+    fn failure_word_noise_shapes_are_refused_on_a_failing_run() {
+        for line in [
+            "0 errors, 0 warnings",
+            "Found 0 errors. Watching for file changes.",
+            "no failures",
+            "finished without errors",
+            "[INFO] Tests run: 20, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.6 s",
+            "localhost : ok=12 changed=3 unreachable=0 failed=0 skipped=2",
+            "error_count=0 warn_count=2",
+            "cc -Wall -Werror -c x.c",
+            "ok  \tgithub.com/x/y/errors\t0.012s",
+            "src/errors.go",
+            "test error_handling ... ok",
+            "test parser::error paths ... ok",
+            "tests/test_api.py::test_error_page PASSED",
+            "tj run --on-error=keep -- make",
+            "   Compiling failure v0.1.8",
+            "   Compiling thiserror v1.0.58",
+            "Downloading error-stack-parser-2.1.4.tgz",
+            "errors",
+            "|error      |2      |NC       |NC         |",
+            "% errors / warnings by module",
+            "     --retry-all-errors   Retry all errors (use with --retry)",
+            "204\t        except Exception:",
+            "   12 |     panic!(\"boom\");",
+            "-- Looking for kqueue - not found",
+            "    Error::new(span, message)",
+            "if is_error() { abort(); }",
+        ] {
+            assert!(!is_failure_evidence(line), "should not be evidence: {line:?}");
+        }
+    }
+
+    #[test]
+    fn failure_words_are_marked_across_chunks_and_keep_existing_marks() {
+        let huge = format!("{} failed", "x".repeat(SCAN_CHUNK + 10));
+        let mut owned: Vec<String> = Vec::new();
+        for i in 0..6000 {
+            owned.push(match i % 5 {
+                0 => format!("job {i} FAILED upstream"),
+                1 => format!("test m::t::case_{i} ... ok"),
+                2 if i % 2000 == 2 => huge.clone(),
+                3 => format!("step {i} could not finish"),
+                _ => format!("log line {i} mentions error_handler"),
+            });
+        }
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let mut marked = classify(&lines);
+        let before = marked.clone();
+        mark_failure_words(&lines, &mut marked);
+        for ((line, was), is) in lines.iter().zip(&before).zip(&marked) {
+            assert!(!was || *is, "an existing mark was cleared: {line:?}");
+            assert_eq!(*is, is_failure_evidence(line) || *was, "{line:?}");
+        }
+        assert!(marked.iter().filter(|m| **m).count() >= 2400);
     }
 
     #[test]

@@ -614,6 +614,10 @@ fn classify(
     let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
     out.problems.extend(compiled.problems.iter().map(ToString::to_string));
     let mut evidence = evidence::classify(lines);
+    // On a failing run, any line naming a failure is kept, whatever its dialect.
+    if out.exit_code.is_some_and(|code| code != 0) {
+        evidence::mark_failure_words(lines, &mut evidence);
+    }
     // One pass of the rule's line patterns: skip, keep and evidence bits per line.
     let kinds = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
         let _meter = metered.then(|| budget.meter());

@@ -367,6 +367,10 @@ impl<'a> Stream<'a> {
         // makes a stream of numbers several times cheaper.
         let mut flags =
             if has_words { evidence::classify(lines) } else { vec![false; lines.len()] };
+        // On a failing run, any line naming a failure is kept, whatever its dialect.
+        if has_words && self.exit_code.is_some_and(|code| code != 0) {
+            evidence::mark_failure_words(lines, &mut flags);
+        }
         if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
             let mut scratch = self.compiled.lines.scratch();
             let metered = self.layer != Layer::Builtin;
@@ -675,6 +679,23 @@ mod tests {
         let mut stream = Stream::new(&input, raw, &rules, &opts);
         chunks(raw).for_each(|c| stream.push(c));
         stream.finish()
+    }
+
+    #[test]
+    fn failure_words_are_kept_in_a_failing_stream_only() {
+        let mut raw = String::new();
+        for i in 0..20_000 {
+            raw.push_str(&format!("2026-12-01 INFO request {i} handled in 3ms\n"));
+            if i == 10_000 {
+                raw.push_str("deploy aborted by pre-deploy hook\n");
+            }
+        }
+        let failing = reduce(raw.as_bytes(), &["./deploy"], Some(1));
+        assert!(failing.is_reduced());
+        assert!(failing.text.lines().any(|l| l == "deploy aborted by pre-deploy hook"));
+        let passing = reduce(raw.as_bytes(), &["./deploy"], Some(0));
+        assert!(passing.is_reduced());
+        assert!(!passing.text.contains("deploy aborted"));
     }
 
     #[test]
