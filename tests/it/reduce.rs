@@ -155,6 +155,28 @@ fn reduce_json_speaks_the_tokenjuice_protocol() {
 }
 
 #[test]
+fn reduce_json_gives_the_original_back_byte_for_byte_when_nothing_is_adopted() {
+    let env = TestEnv::new();
+    // Too small to save anything: the gate declines. Colours, a CR redraw and no final
+    // newline must come back as they went in, with no `[tj] exit` line added.
+    let raw = "\u{1b}[31merror\u{1b}[0m: build failed\rprogress 50%\rdone\n  at src/x.rs:3";
+    let request = serde_json::json!({"toolName": "exec", "command": "make", "combinedText": raw, "exitCode": 2});
+    let out = env.run(&["reduce-json"], request.to_string().as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["reduced"], false, "{v}");
+    assert_eq!(v["inlineText"], raw, "{v}");
+    assert_eq!(v["stats"]["reducedChars"], raw.chars().count(), "{v}");
+    assert_eq!(v["exitCode"], 2);
+
+    // Asking for the whole output rendered (`raw`) still gets it rendered.
+    let request = serde_json::json!({"input": {"toolName": "exec", "command": "make", "combinedText": raw, "exitCode": 2}, "options": {"raw": true}});
+    let out = env.run(&["reduce-json"], request.to_string().as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v["inlineText"].as_str().unwrap().contains('\u{1b}'), "{v}");
+}
+
+#[test]
 fn reduce_json_bad_input_is_a_json_error_and_non_zero() {
     let env = TestEnv::new();
     for bad in [&b"{not json"[..], b"[]", b"{\"toolName\": 3}", b""] {
