@@ -827,13 +827,8 @@ mod tests {
 
     /// Seeded text: lines of 0..120 bytes, mostly printable, some non-UTF-8 bytes.
     fn text(seed: u64, len: usize) -> Vec<u8> {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::testing::Rng::new(seed);
+        let mut next = move || rng.next();
         let mut out = Vec::with_capacity(len);
         while out.len() < len {
             let line = (next() % 120) as usize;

@@ -40,4 +40,6 @@ pub mod rules;
 pub mod run;
 pub mod shell;
 pub mod store;
+#[cfg(test)]
+mod testing;
 pub mod verify;

@@ -297,15 +297,7 @@ mod tests {
 
     /// Seeded pseudo-random bytes.
     fn noise(seed: u64, len: usize) -> Vec<u8> {
-        let mut state = seed | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 24) as u8
-            })
-            .collect()
+        crate::testing::Rng::new(seed).bytes(len)
     }
 
     #[test]

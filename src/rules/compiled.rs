@@ -1277,15 +1277,9 @@ mod tests {
     #[test]
     fn a_thrashing_lazy_dfa_gives_up_and_exhausts_the_budget() {
         // The DFA of `(a|b)*a(a|b){20}` has 2^20 states: over random a/b the cache thrashes.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let line: String = (0..1 << 20)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                if x & 1 == 0 { 'a' } else { 'b' }
-            })
-            .collect();
+        let mut rng = crate::testing::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let line: String =
+            (0..1 << 20).map(|_| if rng.next() & 1 == 0 { 'a' } else { 'b' }).collect();
         let exhausted = within(60, move || {
             let budget = Budget::without_time();
             let compiler = Compiler::untrusted(&budget);

@@ -1258,6 +1258,7 @@ fn skip_git_globals(args: &[String]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     /// What a tokenize row expects.
     #[derive(Debug)]
@@ -1566,26 +1567,6 @@ mod tests {
         assert_eq!(identify("echo 'x"), None);
     }
 
-    /// A xorshift64 generator: deterministic, dependency-free.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            usize::try_from(self.next() % n as u64).unwrap()
-        }
-
-        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-            from[self.below(from.len())]
-        }
-    }
-
     #[test]
     fn never_panics_on_random_input() {
         const PIECES: &[&str] = &[
@@ -1724,7 +1705,7 @@ mod tests {
             "\\",
             "jest@29",
         ];
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
             let mut command = String::new();
             for _ in 0..rng.below(16) {

@@ -373,6 +373,7 @@ fn read_rule(file: &RuleFile) -> Result<String, LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     fn tempdir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("tj-load-{name}-{}", std::process::id()));
@@ -604,22 +605,6 @@ mod tests {
         fs::remove_dir_all(&root).unwrap();
     }
 
-    /// A tiny xorshift PRNG: the fuzz trees are the same on every run of a seed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     /// Everything under `root` as `lstat` sees it (type, mode, size, a hash of a regular
     /// file's bytes or a symlink's target), never following a link or opening anything
     /// but a regular file.
@@ -723,7 +708,7 @@ mod tests {
             let (project, mut dirs) = repo(&root);
             let user = root.join("config/rules");
             fs::create_dir_all(&user).unwrap();
-            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             random_tree(&mut rng, &project, &outside, 60);
             random_tree(&mut rng, &user, &outside, 60);
             dirs.user = Some(user);

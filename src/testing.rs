@@ -1,0 +1,35 @@
+//! What unit tests across modules share.
+
+/// A xorshift64 generator: the same sequence for the same seed on every run, with no
+/// dependency. Seeded tests (fuzz trees, random lines, noise bytes) draw from it.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed` (made odd: xorshift never leaves zero).
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    /// The next 64 bits.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (which must not be 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap_or(0)
+    }
+
+    /// One of `from`.
+    pub(crate) fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.below(from.len())]
+    }
+
+    /// `len` pseudo-random bytes (bits 24..32 of each draw).
+    pub(crate) fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| (self.next() >> 24) as u8).collect()
+    }
+}
