@@ -38,6 +38,17 @@ impl Write for Shared {
     }
 }
 
+/// A capture into `sink` that sends on `ready` once the child has printed `ready`.
+fn capture_until_ready(sink: Shared, ready: mpsc::Sender<()>) -> tj::run::CaptureFn {
+    Box::new(move |bytes| {
+        let mut all = sink.0.lock().unwrap();
+        all.extend_from_slice(bytes);
+        if all.windows(5).any(|w| w == b"ready") {
+            let _ = ready.send(());
+        }
+    })
+}
+
 impl Shared {
     fn bytes(&self) -> Vec<u8> {
         self.0.lock().unwrap().clone()
@@ -507,13 +518,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
     let sink = Shared::default();
     let io = RelayIo {
         live: None,
-        capture: Box::new(move |bytes| {
-            let mut all = sink.0.lock().unwrap();
-            all.extend_from_slice(bytes);
-            if all.windows(5).any(|w| w == b"ready") {
-                let _ = ready_tx.send(());
-            }
-        }),
+        capture: capture_until_ready(sink, ready_tx),
         stdin: Some(slave.into()),
         stderr: None,
     };
@@ -680,13 +685,7 @@ fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
     let sink = captured.clone();
     let io = RelayIo {
         live: None,
-        capture: Box::new(move |bytes| {
-            let mut all = sink.0.lock().unwrap();
-            all.extend_from_slice(bytes);
-            if all.windows(5).any(|w| w == b"ready") {
-                let _ = ready_tx.send(());
-            }
-        }),
+        capture: capture_until_ready(sink, ready_tx),
         stdin: Some(slave.into()),
         stderr: None,
     };
