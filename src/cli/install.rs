@@ -19,17 +19,8 @@ use crate::install::{Request, Scope};
 /// second install changes nothing; `tj uninstall HOST` gives the original file back.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The harness to wire
-    #[arg(value_enum)]
-    host: Host,
-
-    /// The project's settings (in the current directory) instead of the user's
-    #[arg(long)]
-    project: bool,
-
-    /// Print what would change, change nothing
-    #[arg(long)]
-    dry_run: bool,
+    #[command(flatten)]
+    target: Target,
 }
 
 /// Remove tj's entries from an agent harness's settings
@@ -39,7 +30,14 @@ pub(crate) struct Args {
 /// `tj install` created) is removed. The previous file is saved as `<file>.tj-backup.N`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UninstallArgs {
-    /// The harness to unwire
+    #[command(flatten)]
+    target: Target,
+}
+
+/// Which harness's settings, which scope, and whether to change them.
+#[derive(Debug, clap::Args)]
+struct Target {
+    /// The harness
     #[arg(value_enum)]
     host: Host,
 
@@ -52,16 +50,19 @@ pub(crate) struct UninstallArgs {
     dry_run: bool,
 }
 
+impl Target {
+    fn request(&self) -> Request {
+        let scope = if self.project { Scope::Project } else { Scope::User };
+        Request { host: self.host, scope, dry_run: self.dry_run }
+    }
+}
+
 pub(crate) fn install(args: &Args, env: &Env) -> Result<Status> {
-    let scope = if args.project { Scope::Project } else { Scope::User };
-    let req = Request { host: args.host, scope, dry_run: args.dry_run };
-    emit::stdout(&crate::install::install(req, env)?)?;
+    emit::stdout(&crate::install::install(args.target.request(), env)?)?;
     Ok(Status::Ok)
 }
 
 pub(crate) fn uninstall(args: &UninstallArgs, env: &Env) -> Result<Status> {
-    let scope = if args.project { Scope::Project } else { Scope::User };
-    let req = Request { host: args.host, scope, dry_run: args.dry_run };
-    emit::stdout(&crate::install::uninstall(req, env)?)?;
+    emit::stdout(&crate::install::uninstall(args.target.request(), env)?)?;
     Ok(Status::Ok)
 }
