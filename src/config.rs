@@ -32,8 +32,9 @@ pub enum Source {
 pub struct Config {
     /// Gate thresholds.
     pub limits: Limits,
-    /// Where each limit came from: keepRatioMax, minSavingBytes, densityThreshold.
-    pub sources: [Source; 3],
+    /// Where each limit came from: keepRatioMax, minSavingBytes, densityThreshold,
+    /// dataBudget.
+    pub sources: [Source; 4],
     /// `shellCommands`: the commands `tj init` wraps when neither `--commands` nor
     /// `TJ_COMMANDS` says (`None`: the built-in list).
     pub shell_commands: Option<Vec<String>>,
@@ -56,6 +57,7 @@ struct File {
     keep_ratio_max: Option<f64>,
     min_saving_bytes: Option<usize>,
     density_threshold: Option<f64>,
+    data_budget: Option<usize>,
     // Any JSON: a bad `rewrite` value is one problem, not a file that fails to parse.
     rewrite: Option<serde_json::Value>,
 }
@@ -66,7 +68,7 @@ impl Config {
         let path = env.config_dir().map(|d| d.join("config.json"));
         let mut config = Config {
             limits: Limits::default(),
-            sources: [Source::Default, Source::Default, Source::Default],
+            sources: [Source::Default, Source::Default, Source::Default, Source::Default],
             shell_commands: None,
             shell_hook: ShellHook::default(),
             rewrite_exclude: Vec::new(),
@@ -136,6 +138,10 @@ impl Config {
         if let Some(v) = file.density_threshold {
             self.set_density(v, Source::File(path.to_path_buf()), "densityThreshold");
         }
+        if let Some(v) = file.data_budget {
+            self.limits.data_budget = v;
+            self.sources[3] = Source::File(path.to_path_buf());
+        }
         if let Some(rewrite) = &file.rewrite {
             self.set_rewrite(rewrite);
         }
@@ -200,6 +206,15 @@ impl Config {
                 Err(_) => self.bad(env::TJ_DENSITY_THRESHOLD, text),
             }
         }
+        if let Some(text) = &env.data_budget {
+            match text.parse::<usize>() {
+                Ok(v) => {
+                    self.limits.data_budget = v;
+                    self.sources[3] = Source::Env(env::TJ_DATA_BUDGET);
+                }
+                Err(_) => self.bad(env::TJ_DATA_BUDGET, text),
+            }
+        }
     }
 
     fn set_ratio(&mut self, v: f64, source: Source, name: &str) {
@@ -252,10 +267,13 @@ mod tests {
             (env::TJ_KEEP_RATIO_MAX, "0.5"),
             (env::TJ_MIN_SAVING_BYTES, "lots"),
             (env::TJ_DENSITY_THRESHOLD, "7"),
+            (env::TJ_DATA_BUDGET, "1200"),
         ]));
         assert!((config.limits.keep_ratio_max - 0.5).abs() < f64::EPSILON);
         assert_eq!(config.sources[0], Source::Env(env::TJ_KEEP_RATIO_MAX));
         assert_eq!(config.limits.min_saving_bytes, 500);
+        assert_eq!(config.limits.data_budget, 1200);
+        assert_eq!(config.sources[3], Source::Env(env::TJ_DATA_BUDGET));
         assert_eq!(config.problems.len(), 2);
     }
 

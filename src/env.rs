@@ -65,6 +65,8 @@ pub const TJ_KEEP_RATIO_MAX: &str = "TJ_KEEP_RATIO_MAX";
 pub const TJ_MIN_SAVING_BYTES: &str = "TJ_MIN_SAVING_BYTES";
 /// Below this semantic density an unmatched command's output is reduced (default 0.3).
 pub const TJ_DENSITY_THRESHOLD: &str = "TJ_DENSITY_THRESHOLD";
+/// The data budget, in estimated tokens (`dataBudget`).
+pub const TJ_DATA_BUDGET: &str = "TJ_DATA_BUDGET";
 
 /// Moves Claude Code's user directory (default `~/.claude`).
 pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
@@ -100,6 +102,8 @@ pub struct Env {
     pub min_saving_bytes: Option<String>,
     /// `TJ_DENSITY_THRESHOLD`, unparsed.
     pub density_threshold: Option<String>,
+    /// `TJ_DATA_BUDGET`, unparsed.
+    pub data_budget: Option<String>,
     /// The working directory, if it could be read.
     pub cwd: Option<PathBuf>,
     /// `TJ_DISABLE` is set to something other than `0`.
@@ -174,6 +178,7 @@ impl Env {
                 TJ_KEEP_RATIO_MAX => env.keep_ratio_max = Some(text()),
                 TJ_MIN_SAVING_BYTES => env.min_saving_bytes = Some(text()),
                 TJ_DENSITY_THRESHOLD => env.density_threshold = Some(text()),
+                TJ_DATA_BUDGET => env.data_budget = Some(text()),
                 TJ_DISABLE => env.disable = value != "0",
                 TJ_INNER => env.inner = true,
                 TJ_EMIT => env.emit = Some(PathBuf::from(&value)),

@@ -43,6 +43,13 @@ impl Host {
         }
     }
 
+    /// Whether the host shows the agent a command's exit status with its output (verified
+    /// end to end: Claude Code writes `Exit code N`, Codex `Process exited with code N`).
+    /// `tj run --host` then leaves its own `[tj] exit N` line out.
+    pub fn shows_exit_code(self) -> bool {
+        matches!(self, Host::ClaudeCode | Host::Codex)
+    }
+
     /// The host named `name` (its canonical name or an alias).
     pub fn parse(name: &str) -> Option<Host> {
         <Host as clap::ValueEnum>::from_str(name, false).ok()

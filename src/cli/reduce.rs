@@ -125,7 +125,14 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
             None
         }
     };
-    let opts = Options { limits: config.limits, raw: req.raw, artifact: artifact.as_ref() };
+    // The caller passed the exit code in: it has it already (`[tj] exit N` is for `tj run`,
+    // where tj is the agent's only view of the run).
+    let opts = Options {
+        limits: config.limits,
+        raw: req.raw,
+        artifact: artifact.as_ref(),
+        hide_exit: true,
+    };
     let input = Input {
         raw,
         argv: req.argv,

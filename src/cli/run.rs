@@ -373,7 +373,11 @@ fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRe
     let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
-    let opts = Options { limits: config.limits, raw: args.raw, artifact };
+    // `[tj] exit N` only where tj is the agent's only view of the run: a harness that shows
+    // the exit status itself, or reads the side channel next to it, has it already.
+    let hide_exit =
+        has_side_channel(args) || args.host.is_some_and(crate::host::Host::shows_exit_code);
+    let opts = Options { limits: config.limits, raw: args.raw, artifact, hide_exit };
     let input = Input {
         raw: &[],
         argv: &argv,

@@ -187,7 +187,8 @@ pub fn rendition(
     opts: &Options<'_>,
     found: &Binary,
 ) -> Option<Reduction> {
-    let mut text = describe(found, input.raw.len() as u64, input.exit_code, opts.artifact);
+    let mut text =
+        describe(found, input.raw.len() as u64, opts.shown_exit(input.exit_code), opts.artifact);
     // Never lose the signal: text in the binary that reads as an error is kept, verbatim.
     let (compacted, _) = compact(input.raw);
     let evidence = super::evidence_of(&compacted, input.cols);

@@ -23,11 +23,22 @@ pub struct Limits {
     pub min_saving_bytes: usize,
     /// Below this density an unmatched command's output is reduced generically.
     pub density_threshold: f64,
+    /// The estimated tokens a data output (a listing, search, query, log) may take after
+    /// its lossless re-encodings before any record is dropped.
+    pub data_budget: usize,
 }
+
+/// The default [`Limits::data_budget`], in estimated tokens.
+pub const DATA_BUDGET: usize = 6000;
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { keep_ratio_max: 0.72, min_saving_bytes: 500, density_threshold: 0.3 }
+        Limits {
+            keep_ratio_max: 0.72,
+            min_saving_bytes: 500,
+            density_threshold: 0.3,
+            data_budget: DATA_BUDGET,
+        }
     }
 }
 
@@ -241,7 +252,7 @@ mod tests {
 
     #[test]
     fn never_adopts_something_larger_whatever_the_limits() {
-        let limits = Limits { keep_ratio_max: 5.0, min_saving_bytes: 0, density_threshold: 0.3 };
+        let limits = Limits { keep_ratio_max: 5.0, min_saving_bytes: 0, ..Limits::default() };
         assert!(
             judge(Size::of("short"), &HashSet::new(), cand("much longer text"), &limits).is_err()
         );

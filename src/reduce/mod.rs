@@ -11,6 +11,7 @@
 //! `catch_unwind` boundary: a panic anywhere in here yields the original text.
 
 pub mod binary;
+mod data;
 pub mod density;
 pub mod evidence;
 pub mod gate;
@@ -33,7 +34,7 @@ pub use window::Omitted;
 use crate::rules::compiled::{
     Budget, CompiledRule, Compiler, EVIDENCE, Exhausted, KEEP, RULE_SIZE_LIMIT, SKIP,
 };
-use crate::rules::schema::CounterSource;
+use crate::rules::schema::{CounterSource, Kind};
 use crate::rules::select::{self, Query};
 use crate::rules::{Layer, LoadedRule, RuleSet, printable, printable_path};
 use window::{Drop, Plan};
@@ -75,6 +76,17 @@ pub struct Options<'a> {
     /// The stored original. Without one, nothing lossy is adopted: a reduction that cannot
     /// be undone would be a deletion.
     pub artifact: Option<&'a ArtifactRef>,
+    /// The reader already has the exit code (a harness shows it with the tool's result, or
+    /// the caller of `tj reduce` passed it in): no `[tj] exit N` line. The code still
+    /// decides what is evidence.
+    pub hide_exit: bool,
+}
+
+impl Options<'_> {
+    /// The exit code as the rendition shows it: `None` when [`Options::hide_exit`].
+    pub fn shown_exit(&self, exit_code: Option<i64>) -> Option<i64> {
+        if self.hide_exit { None } else { exit_code }
+    }
 }
 
 /// Why the original went out.
@@ -92,6 +104,14 @@ pub enum Passthrough {
     Rejected(Rejection),
     /// The reducer panicked; the original went out (fail open).
     Panicked,
+    /// A data output (a listing, search, query, log) within the data budget: every line is
+    /// kept, and no lossless re-encoding paid.
+    Data {
+        /// The original's estimated tokens.
+        tokens: usize,
+        /// The data budget.
+        budget: usize,
+    },
     /// A user or project rule used up the run's budget (see `rules::compiled`): the reducer
     /// gave up on it.
     OverBudget {
@@ -306,7 +326,7 @@ pub fn reduce_within(
         // The pipeline's lines are freed by now: the original is built from the rendered
         // text (memory: DESIGN.md asks for a reduction in under 1.2× its input).
         Ending::Original(mut out) => {
-            out.text = original_text(&rendered, input.exit_code);
+            out.text = original_text(&rendered, opts.shown_exit(input.exit_code));
             out
         }
     }
@@ -327,6 +347,10 @@ struct Run<'a> {
     budget: &'a Budget,
     /// The size of the original as it would go out.
     original_size: gate::Size,
+    /// The exit code as the rendition shows it ([`Options::shown_exit`]).
+    shown_exit: Option<i64>,
+    /// Whether the output is a verdict or data ([`data::kind_of`]).
+    kind: Kind,
 }
 
 /// The steps from rendered text to an ending: select, the lossless JSON shapes, settle the
@@ -357,7 +381,7 @@ fn pipeline(
     // document is joined once for both JSON shapes and freed before the line pipeline.
     let json = (!opts.raw && opens_json(&lines)).then(|| trimmed_join(&lines));
     if let Some(body) = &json
-        && let Some((text, shape)) = lossless_json(body, input.exit_code)
+        && let Some((text, shape)) = lossless_json(body, opts.shown_exit(input.exit_code))
         && let Ok(adopted) = gate::judge(
             original_size,
             &HashSet::new(),
@@ -372,17 +396,26 @@ fn pipeline(
     let Some((loaded, compiled)) = settle(&selection, rules, opts, budget, &mut out) else {
         return give_up(out, budget);
     };
-    let (why_not, dense_json) =
-        passthrough_reason(&loaded.rule, opts, &out, &lines, json.is_some());
+    let kind = data::kind_of(&loaded.rule, out.fallback, input.exit_code);
+    let (why_not, dense) =
+        passthrough_reason(&loaded.rule, opts, &out, &lines, json.is_some(), kind);
     if let Some(why) = why_not {
         out.passthrough = Some(why);
         return Ending::Original(out);
     }
-    let run = Run { input, opts, budget, original_size };
-    line_pipeline(&run, out, &lines, loaded, compiled, json, dense_json)
+    let run = Run {
+        input,
+        opts,
+        budget,
+        original_size,
+        shown_exit: opts.shown_exit(input.exit_code),
+        kind,
+    };
+    line_pipeline(&run, out, &lines, loaded, compiled, json, dense)
 }
 
-/// Classifies the lines, fixes the evidence set, then tries the lossy candidates in turn:
+/// Classifies the lines, fixes the evidence set, lets a data output within the data budget
+/// end whole or losslessly re-encoded ([`data`]), then tries the lossy candidates in turn:
 /// irregular JSON elided by its shape, then the rule's filters, shapes and window.
 fn line_pipeline(
     run: &Run<'_>,
@@ -391,11 +424,11 @@ fn line_pipeline(
     loaded: &LoadedRule,
     compiled: Option<CompiledRule>,
     json: Option<String>,
-    dense_json: Option<f64>,
+    dense: Option<f64>,
 ) -> Ending {
     let (rule, budget, exit_code) = (&loaded.rule, run.budget, run.input.exit_code);
     let metered = loaded.layer != Layer::Builtin;
-    let classified = classify(lines, rule, compiled, budget, metered, &mut out);
+    let classified = classify(lines, rule, compiled, budget, metered, run.kind, &mut out);
     if budget.exhausted().is_some() {
         return give_up(out, budget);
     }
@@ -407,11 +440,27 @@ fn line_pipeline(
         }
     };
 
+    if run.kind == Kind::Data
+        && let Some(within) = data::within_budget(run, lines, &classified)
+    {
+        return match within {
+            data::Within::Adopted { adopted, omitted, shape, facts } => {
+                out.facts = facts;
+                adopt(&mut out, adopted, omitted, shape);
+                Ending::Adopted(out)
+            }
+            data::Within::Whole(why) => {
+                out.passthrough = Some(why);
+                Ending::Original(out)
+            }
+        };
+    }
+
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
     // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
     // otherwise the line pipeline below has its turn.
     if let Some(body) = &json
-        && let Some(text) = elided_json(body, &distinct, exit_code, artifact)
+        && let Some(text) = elided_json(body, &distinct, run.shown_exit, artifact)
         && let Ok(adopted) = gate::judge(
             run.original_size,
             &distinct,
@@ -423,20 +472,27 @@ fn line_pipeline(
         return Ending::Adopted(out);
     }
     drop(json);
-    if let Some(rho) = dense_json {
+    if let Some(rho) = dense {
         out.passthrough = Some(Passthrough::Dense(rho));
         return Ending::Original(out);
     }
 
     let (body, facts, omitted, shape) = {
         let _meter = metered.then(|| budget.meter());
-        candidate_body(lines, rule, &classified, exit_code, budget)
+        let data_budget = (run.kind == Kind::Data).then_some(run.opts.limits.data_budget);
+        candidate_body(lines, rule, &classified, exit_code, budget, data_budget)
     };
     if budget.exhausted().is_some() {
         return give_up(out, budget);
     }
     out.facts = facts;
-    let text = format_text(exit_code, &out.facts, &body, &omitted, lines.len(), artifact);
+    let mut text = format_text(run.shown_exit, &out.facts, &body, &omitted, lines.len(), artifact);
+    if run.kind == Kind::Data
+        && omitted.window > 0
+        && let Some((id, _)) = artifact
+    {
+        let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
+    }
     let candidate =
         gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
     match gate::judge(run.original_size, &distinct, candidate, &run.opts.limits) {
@@ -475,7 +531,7 @@ fn start(
     };
     // The original rendition is only built if it is what goes out (memory: DESIGN.md asks
     // for a reduction in under 1.2× its input).
-    let (original_size, original_chars) = original_size(lines, input.exit_code);
+    let (original_size, original_chars) = original_size(lines, opts.shown_exit(input.exit_code));
     let out = Reduction {
         text: String::new(),
         rule: rule.id.clone(),
@@ -558,14 +614,15 @@ fn settle<'r>(
 }
 
 /// Why the original goes out before any line is looked at, if it does; and, for dense JSON
-/// under the fallback, its density (it is still elided by its shape; only the line
-/// pipeline is denied to it).
+/// or data under the fallback, its density (JSON is still elided by its shape, data still
+/// re-encoded within the data budget; only the lossy line candidate is denied to them).
 fn passthrough_reason(
     rule: &crate::rules::Rule,
     opts: &Options<'_>,
     out: &Reduction,
     lines: &[&str],
     json: bool,
+    kind: Kind,
 ) -> (Option<Passthrough>, Option<f64>) {
     if opts.raw {
         (Some(Passthrough::Raw), None)
@@ -577,7 +634,8 @@ fn passthrough_reason(
         let rho = density::density(lines);
         if rho < opts.limits.density_threshold {
             (None, None)
-        } else if json {
+        } else if json || kind == Kind::Data {
+            // Still elided by its shape, or re-encoded losslessly within the data budget.
             (None, Some(rho))
         } else {
             (Some(Passthrough::Dense(rho)), None)
@@ -609,6 +667,7 @@ fn classify(
     compiled: Option<CompiledRule>,
     budget: &Budget,
     metered: bool,
+    _kind: Kind,
     out: &mut Reduction,
 ) -> Classified {
     let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
@@ -865,6 +924,7 @@ fn candidate_body<'a>(
     classified: &Classified,
     exit_code: Option<i64>,
     budget: &Budget,
+    data_budget: Option<usize>,
 ) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
     let Classified { compiled, evidence, kinds, table, diagnostics } = classified;
     let n = lines.len();
@@ -953,11 +1013,11 @@ fn candidate_body<'a>(
         (Some("log"), _) => {
             let folds = shape::log::fold(lines, evidence);
             plan.fold_similar(&folds, evidence);
-            plan.window(evidence, head, tail);
+            window(&mut plan, lines, evidence, (head, tail), data_budget);
             (!folds.is_empty()).then_some("log")
         }
         _ => {
-            plan.window(evidence, head, tail);
+            window(&mut plan, lines, evidence, (head, tail), data_budget);
             None
         }
     };
@@ -966,6 +1026,21 @@ fn candidate_body<'a>(
         body.extend(sampled.summaries.iter().map(|s| Cow::Owned(s.clone())));
     }
     (body, facts, omitted, shape)
+}
+
+/// The last cut of the lossy candidate: the rule's head/tail window, or for a data output
+/// (past its budget) the sampled window.
+fn window(
+    plan: &mut Plan,
+    lines: &[&str],
+    evidence: &[bool],
+    (head, tail): (usize, usize),
+    data_budget: Option<usize>,
+) {
+    match data_budget {
+        Some(budget) => plan.sample(lines, evidence, budget),
+        None => plan.window(evidence, head, tail),
+    }
 }
 
 fn trimmed_join(lines: &[&str]) -> String {
@@ -1208,6 +1283,11 @@ pub fn describe_passthrough(p: &Passthrough) -> String {
         }
         Passthrough::Rejected(r) => r.to_string(),
         Passthrough::Panicked => "the reducer failed; this is the original".to_owned(),
+        Passthrough::Data { tokens, budget } => format!(
+            "data within the data budget ({} of {} tokens): every line is kept",
+            group(*tokens),
+            group(*budget)
+        ),
         Passthrough::OverBudget { rule, what } => {
             format!("rule `{}` was given up ({what}); this is the original", printable(rule))
         }
@@ -1236,6 +1316,142 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// `find`-like paths, `n` of them, one in the middle naming `needle`.
+    fn listing(n: usize, needle: &str) -> String {
+        (0..n)
+            .map(|i| {
+                if i == n / 2 {
+                    format!("./src/deep/module_{needle}/file.rs\n")
+                } else {
+                    format!("./src/module_{:03}/part_{i}/file_{i}.rs\n", i % 97)
+                }
+            })
+            .collect()
+    }
+
+    fn reduce_with(raw: &str, words: &[&str], exit: Option<i64>, opts: Options<'_>) -> Reduction {
+        let a = argv(words);
+        reduce(
+            &Input { raw: raw.as_bytes(), argv: &a, exit_code: exit, ..Input::default() },
+            &RuleSet::builtin(),
+            &opts,
+        )
+    }
+
+    #[test]
+    fn a_data_output_within_the_budget_keeps_every_line() {
+        let art = artifact();
+        let raw = listing(400, "needle");
+        let out = reduce_with(
+            &raw,
+            &["find", "."],
+            Some(0),
+            Options { artifact: Some(&art), ..Options::default() },
+        );
+        assert!(out.reduced_tokens <= gate::DATA_BUDGET, "{}", out.reduced_tokens);
+        for line in raw.lines() {
+            assert!(
+                out.text.contains(line.rsplit('/').nth(1).unwrap()),
+                "{line} is lost:\n{}",
+                out.text
+            );
+        }
+        assert!(out.text.contains("module_needle"));
+        assert!(!out.text.contains("omitted"), "{}", out.text);
+    }
+
+    #[test]
+    fn a_data_output_past_the_budget_is_sampled_and_says_how_to_search_the_rest() {
+        let art = artifact();
+        let raw = listing(4000, "needle");
+        let out = reduce_with(
+            &raw,
+            &["find", "."],
+            Some(0),
+            Options { artifact: Some(&art), ..Options::default() },
+        );
+        assert!(out.is_reduced());
+        // Near the budget, not the rule's short head/tail window.
+        assert!(out.reduced_tokens > gate::DATA_BUDGET / 2, "{}", out.reduced_tokens);
+        assert!(out.reduced_tokens <= gate::DATA_BUDGET * 6 / 5, "{}", out.reduced_tokens);
+        assert!(out.text.contains("tj expand 0123456789ab --grep REGEX"), "{}", out.text);
+        // The middle is sampled: a kept line between two markers, far from either end.
+        let sampled = out.text.lines().filter(|l| l.starts_with("./src/")).filter(|l| {
+            raw.lines().position(|r| r == *l).is_some_and(|at| (1500..2500).contains(&at))
+        });
+        assert!(sampled.count() >= 3, "{}", out.text);
+    }
+
+    #[test]
+    fn the_data_budget_is_configurable() {
+        let art = artifact();
+        let raw = listing(400, "needle");
+        let limits = Limits { data_budget: 1000, ..Limits::default() };
+        let out = reduce_with(
+            &raw,
+            &["find", "."],
+            Some(0),
+            Options { artifact: Some(&art), limits, ..Options::default() },
+        );
+        assert!(out.is_reduced());
+        assert!(out.reduced_tokens <= 1200, "{}", out.reduced_tokens);
+    }
+
+    #[test]
+    fn a_successful_unknown_command_is_data_and_a_failing_one_is_judged_by_its_failure() {
+        let art = artifact();
+        // Sparse (the same 20 records over and over, ρ well under the threshold), with one
+        // unique line in the middle.
+        let raw: String = (0..300)
+            .map(|i| {
+                if i == 150 {
+                    "record 150: value 1050\n".to_owned()
+                } else {
+                    format!("record {}: value\n", i % 20)
+                }
+            })
+            .collect();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let ok = reduce_with(&raw, &["./report.sh"], Some(0), opts);
+        assert_eq!(
+            ok.passthrough,
+            Some(Passthrough::Data { tokens: ok.reduced_tokens, budget: gate::DATA_BUDGET })
+        );
+        assert!(ok.text.contains("record 150: value 1050"));
+        let failed = reduce_with(&raw, &["./report.sh"], Some(1), opts);
+        assert!(failed.is_reduced(), "{:?}", failed.passthrough);
+        assert!(!failed.text.contains("record 150: value 1050"));
+    }
+
+    #[test]
+    fn hide_exit_leaves_the_exit_line_out_but_still_judges_by_the_exit_code() {
+        let art = artifact();
+        let raw = cargo_output(1);
+        let shown = reduce_with(
+            &raw,
+            &["cargo", "test"],
+            Some(101),
+            Options { artifact: Some(&art), ..Options::default() },
+        );
+        let hidden = reduce_with(
+            &raw,
+            &["cargo", "test"],
+            Some(101),
+            Options { artifact: Some(&art), hide_exit: true, ..Options::default() },
+        );
+        assert!(shown.text.starts_with("[tj] exit 101"), "{}", shown.text);
+        assert!(!hidden.text.contains("[tj] exit"), "{}", hidden.text);
+        assert_eq!(hidden.exit_code, Some(101));
+        assert!(hidden.text.contains("FAILED"), "{}", hidden.text);
+        let original = reduce_with(
+            "short\n",
+            &["cargo", "test"],
+            Some(3),
+            Options { artifact: Some(&art), hide_exit: true, ..Options::default() },
+        );
+        assert_eq!(original.text, "short");
+    }
 
     fn artifact() -> ArtifactRef {
         ArtifactRef { id: "0123456789ab".into(), path: "/tmp/tj/spill/0123456789ab.log".into() }

@@ -207,6 +207,8 @@ pub struct Stream<'a> {
     /// classifier still keeps every error line) and one problem names the rule.
     budget: Budget,
     exit_code: Option<i64>,
+    /// The exit code as the rendition shows it (`Options::shown_exit`).
+    shown_exit: Option<i64>,
     cols: Option<u16>,
     artifact: Option<&'a ArtifactRef>,
     tail: usize,
@@ -283,6 +285,7 @@ impl<'a> Stream<'a> {
             compiled,
             budget,
             exit_code: input.exit_code,
+            shown_exit: opts.shown_exit(input.exit_code),
             cols: input.cols,
             artifact: opts.artifact,
             tail,
@@ -549,7 +552,7 @@ impl<'a> Stream<'a> {
     pub fn finish(mut self) -> Reduction {
         let total_bytes = self.raw_bytes + self.lost_bytes;
         if let Some(found) = self.binary {
-            let mut text = binary::describe(&found, total_bytes, self.exit_code, self.artifact);
+            let mut text = binary::describe(&found, total_bytes, self.shown_exit, self.artifact);
             if !self.body.is_empty() {
                 let count = super::group(self.body.len());
                 let what = if self.body.len() == 1 { "line" } else { "lines" };
@@ -569,7 +572,7 @@ impl<'a> Stream<'a> {
         }
         self.close_gap(self.lines + 1);
         let mut text = String::new();
-        super::push_exit_line(&mut text, self.exit_code);
+        super::push_exit_line(&mut text, self.shown_exit);
         for line in &self.body {
             text.push_str(line);
             text.push('\n');

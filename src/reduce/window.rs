@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use super::tokens;
+
 /// Why a line was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Drop {
@@ -178,6 +180,48 @@ impl Plan {
         }
     }
 
+    /// The data window, for a data output past the data budget (`reduce::data`): keeps the
+    /// kept lines from the start up to 2/5 of `budget` estimated tokens, from the end up to
+    /// 1/5, every evidence line with the kept line on each side, and runs of
+    /// [`SAMPLE_RUN`] lines spread evenly over the middle for about the last 2/5; the rest
+    /// goes as [`Drop::Window`]. Each gap becomes a marker naming its line range, so every
+    /// sampled line's number in the original is the one after the marker above it.
+    pub fn sample(&mut self, lines: &[&str], evidence: &[bool], budget: usize) {
+        let kept = self.kept();
+        let n = kept.len();
+        let cost: Vec<usize> = kept.iter().map(|&i| tokens::estimate(lines[i]) + 1).collect();
+        if cost.iter().sum::<usize>() <= budget {
+            return;
+        }
+        let mut keep = vec![false; n];
+        let head = take_while_within(cost.iter(), budget * 2 / 5);
+        let tail = take_while_within(cost[head..].iter().rev(), budget / 5);
+        keep[..head].fill(true);
+        keep[n - tail..].fill(true);
+        let middle = head..n - tail;
+        let share = budget * 2 / 5;
+        let average = cost[middle.clone()].iter().sum::<usize>() / middle.len().max(1);
+        // A sampled run costs its lines and the marker before it.
+        let runs = (share / (SAMPLE_RUN * average.max(1) + MARKER_TOKENS))
+            .min(middle.len() / (2 * SAMPLE_RUN));
+        if let Some(stride) = middle.len().checked_div(runs) {
+            for r in 0..runs {
+                let start = middle.start + r * stride + (stride - SAMPLE_RUN) / 2;
+                keep[start..start + SAMPLE_RUN].fill(true);
+            }
+        }
+        for (pos, &i) in kept.iter().enumerate() {
+            if evidence[i] {
+                keep[pos.saturating_sub(1)..(pos + 2).min(n)].fill(true);
+            }
+        }
+        for (pos, &i) in kept.iter().enumerate() {
+            if !keep[pos] {
+                self.state[i] = Some(Drop::Window);
+            }
+        }
+    }
+
     /// Groups search hits by file (the `search-hits` shape): `path:N:text` lines of one
     /// path, or `N:text` lines under a heading line (rg's `--heading` form), form a group.
     /// Each group keeps its first `per_group` hits; the first `head` and last `tail` groups
@@ -321,6 +365,23 @@ impl Plan {
     }
 }
 
+/// Lines in each sampled run of [`Plan::sample`].
+pub const SAMPLE_RUN: usize = 3;
+
+/// About what one omission marker costs, in estimated tokens.
+const MARKER_TOKENS: usize = 12;
+
+/// How many of `costs`, taken in order, fit in `limit`.
+fn take_while_within<'a>(costs: impl Iterator<Item = &'a usize>, limit: usize) -> usize {
+    let mut spent = 0;
+    costs
+        .take_while(|&&c| {
+            spent += c;
+            spent <= limit
+        })
+        .count()
+}
+
 /// The path of a `path:N:` or `path:N-` search hit (grep -n, rg -n, git grep -n).
 pub fn hit_path(line: &str) -> Option<&str> {
     let bytes = line.as_bytes();
@@ -405,6 +466,34 @@ mod tests {
 
     fn lines(n: usize) -> Vec<String> {
         (1..=n).map(|i| format!("line number {i} with some padding to make it long")).collect()
+    }
+
+    #[test]
+    fn the_data_window_keeps_head_tail_evidence_and_an_even_sample_within_the_budget() {
+        let owned = lines(2000);
+        let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let mut evidence = vec![false; refs.len()];
+        evidence[1234] = true;
+        let mut plan = Plan::keep_all(refs.len());
+        plan.sample(&refs, &evidence, 2000);
+        let kept = plan.kept();
+        assert!(kept.contains(&0) && kept.contains(&1999));
+        assert!(kept.contains(&1233) && kept.contains(&1234) && kept.contains(&1235));
+        let (body, omitted) = plan.render(&refs, &evidence);
+        let text: String = body.iter().map(|l| format!("{l}\n")).collect();
+        // Near the budget: 2/5 head, 1/5 tail, 2/5 sample and its markers.
+        let tokens = tokens::estimate(&text);
+        assert!((1500..=2300).contains(&tokens), "{tokens}");
+        // The sample is spread: every fifth of the middle has sampled lines.
+        for fifth in 0..5 {
+            let from = 200 + fifth * 340;
+            assert!(kept.iter().any(|&i| (from..from + 340).contains(&i)), "nothing in {from}..");
+        }
+        assert!(omitted.window > 1000);
+        // Small enough already: nothing goes.
+        let mut small = Plan::keep_all(refs.len());
+        small.sample(&refs, &evidence, 1_000_000);
+        assert_eq!(small.kept().len(), refs.len());
     }
 
     #[test]

@@ -56,7 +56,27 @@ pub struct Rule {
     /// families, no for the others. Only builtin and user rules are consulted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wrap: Option<bool>,
+    /// tj: whether the output is a verdict with its evidence or data the agent asked for
+    /// (see [`Kind`]). Absent: [`Rule::kind`] decides by family.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
 }
+
+/// What a rule's output is to the agent, which decides what a reduction may drop.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A test, build, lint or install run: the verdict and its evidence matter, the rest is
+    /// noise, and the window may drop it.
+    Diagnostic,
+    /// A listing, search, query, table, document or log the agent asked to read: every
+    /// record is an answer. Under the data budget only lossless re-encodings apply; past it
+    /// a sampled window keeps head, tail, a sample of the middle and every alarm.
+    Data,
+}
+
+/// The families whose rules are [`Kind::Data`] unless they say otherwise.
+pub const DATA_FAMILIES: &[&str] = &["search", "filesystem", "databases", "json"];
 
 /// The shapes a rule may name in `shape`.
 ///
@@ -221,6 +241,16 @@ pub const DEFAULT_FAILURE_HEAD: usize = 6;
 pub const DEFAULT_FAILURE_TAIL: usize = 12;
 
 impl Rule {
+    /// The rule's [`Kind`]: its `kind` key, else data for the [`DATA_FAMILIES`] and
+    /// diagnostic for every other family.
+    pub fn kind(&self) -> Kind {
+        self.kind.unwrap_or(if DATA_FAMILIES.contains(&self.family.as_str()) {
+            Kind::Data
+        } else {
+            Kind::Diagnostic
+        })
+    }
+
     /// The `(head, tail)` window for a run that ended with `exit_code`.
     pub fn window(&self, exit_code: Option<i64>) -> (usize, usize) {
         let failed = exit_code.is_some_and(|code| code != 0);
@@ -254,6 +284,7 @@ const RULE_KEYS: &[&str] = &[
     "verbatim",
     "shape",
     "wrap",
+    "kind",
     "$schema",
 ];
 const MATCH_KEYS: &[&str] = &[

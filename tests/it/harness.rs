@@ -292,6 +292,12 @@ impl Outcome {
                 self.describe()
             );
         }
+        // The host shows the exit status itself (`exit_line`); tj does not say it twice.
+        assert!(
+            !result.contains("[tj] exit"),
+            "tj repeated the exit status the host shows:\n{}",
+            self.describe()
+        );
         for passing in (0..PASSING).map(passing) {
             assert!(
                 !result.contains(&passing),

@@ -1,0 +1,116 @@
+//! Data outputs (issue 12): listings, searches, queries, tables, documents and logs the
+//! agent asked to read. Every record of them is an answer, so they follow other rules than
+//! a test or build run, whose verdict and evidence are what matter:
+//!
+//! 1. **Lossless routes first.** The output's lines are re-encoded by every route that
+//!    applies (path folding, column factoring, exact repeats; JSON has its own routes in
+//!    the pipeline), each exact by construction: an encoder decodes its own result before
+//!    offering it. The smallest one wins.
+//! 2. **The data budget.** When what is left (the route's encoding, or the lines
+//!    themselves) fits in [`Limits::data_budget`](super::Limits::data_budget) estimated
+//!    tokens, it goes out whole: nothing but the lines the rule names as noise and runs of
+//!    blank lines is dropped.
+//! 3. **Past the budget**, the pipeline's lossy candidate runs with the sampled window
+//!    ([`Plan::sample`](super::window::Plan::sample)): head and tail, a sample of the
+//!    middle with its line numbers in the markers, and every alarm (an HTTP status of 400 or
+//!    more, an ERROR line), and its notice says how to search the rest.
+//!
+//! Which outputs are data: a rule's [`Kind`], and for the fallback the run's outcome (see
+//! [`kind_of`]).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use super::window::{Drop, Omitted, Plan};
+use super::{Classified, Passthrough, Run, count, format_text, gate};
+use crate::rules::compiled::SKIP;
+use crate::rules::schema::Kind;
+
+/// A lossless route over lines: its name (reported as the rendition's `shape`) and its
+/// encoder, which returns `None` when the route does not apply or does not pay.
+struct Route {
+    name: &'static str,
+    encode: fn(&[&str]) -> Option<String>,
+}
+
+/// The routes, in the order ties are broken.
+const ROUTES: &[Route] = &[];
+
+/// What an output is to the agent: the rule's [`Kind`]; for the fallback, which no rule
+/// claimed, data unless the run failed (a successful unknown command printed what was asked
+/// of it; a failing one is judged by its failure, as a build is).
+pub(super) fn kind_of(rule: &crate::rules::Rule, fallback: bool, exit_code: Option<i64>) -> Kind {
+    if fallback {
+        if exit_code.is_some_and(|code| code != 0) { Kind::Diagnostic } else { Kind::Data }
+    } else {
+        rule.kind()
+    }
+}
+
+/// The smallest exact re-encoding of `lines` among the routes, with the route's name.
+pub(super) fn encode(lines: &[&str]) -> Option<(String, &'static str)> {
+    ROUTES
+        .iter()
+        .filter_map(|route| Some(((route.encode)(lines)?, route.name)))
+        // `min_by_key` keeps the first of equals: ties go to the earlier route.
+        .min_by_key(|(text, _)| super::tokens::estimate(text))
+}
+
+/// How a data output within its budget ends.
+pub(super) enum Within {
+    /// The lossless encoding (or the lines less the rule's noise) was adopted.
+    Adopted {
+        adopted: gate::Adopted,
+        omitted: Omitted,
+        shape: Option<&'static str>,
+        facts: super::Facts,
+    },
+    /// The original goes out whole, for this reason.
+    Whole(Passthrough),
+}
+
+/// The data step: when the output, after the rule's noise and its best lossless route, fits
+/// in the data budget, it ends here: the encoding (or the kept lines) if the gate adopts it,
+/// else the original. `None` when it is past the budget, for the lossy candidate.
+pub(super) fn within_budget(
+    run: &Run<'_>,
+    lines: &[&str],
+    classified: &Classified,
+) -> Option<Within> {
+    let Classified { compiled, evidence, kinds, .. } = classified;
+    let mut plan = Plan::keep_all(lines.len());
+    plan.cut_long_lines = false;
+    if compiled.lines.has(SKIP) {
+        for (i, state) in plan.state.iter_mut().enumerate() {
+            if !evidence[i] && kinds[i] & SKIP != 0 {
+                *state = Some(Drop::Noise);
+            }
+        }
+    }
+    plan.trim_blank_edges(lines);
+    plan.collapse_blank_runs(lines);
+    let kept: Vec<&str> = plan.kept().into_iter().map(|i| lines[i]).collect();
+    let (body, shape): (Vec<Cow<'_, str>>, _) = match encode(&kept) {
+        Some((text, name)) => (vec![Cow::Owned(text)], Some(name)),
+        None => (kept.iter().map(|l| Cow::Borrowed(*l)).collect(), None),
+    };
+    let omitted = Omitted {
+        noise: plan.state.iter().filter(|s| **s == Some(Drop::Noise)).count(),
+        blank: plan.state.iter().filter(|s| **s == Some(Drop::Blank)).count(),
+        ..Omitted::default()
+    };
+    let facts = count(lines, &plan, compiled, run.budget);
+    let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
+    let text = format_text(run.shown_exit, &facts, &body, &omitted, lines.len(), artifact);
+    let budget = run.opts.limits.data_budget;
+    if super::tokens::estimate(&text) > budget {
+        return None;
+    }
+    // Every evidence line is in `kept` (noise never takes one) and the routes are exact, so
+    // the evidence is all there, if re-encoded: the gate judges size alone.
+    let candidate = gate::Candidate { text, lossless: omitted.lines() == 0 };
+    Some(match gate::judge(run.original_size, &HashSet::new(), candidate, &run.opts.limits) {
+        Ok(adopted) => Within::Adopted { adopted, omitted, shape, facts },
+        Err(_) => Within::Whole(Passthrough::Data { tokens: run.original_size.tokens, budget }),
+    })
+}
