@@ -298,6 +298,12 @@ fn has_side_channel(args: &Args) -> bool {
     args.emit.is_some() || args.emit_fd.is_some()
 }
 
+/// `[tj] exit N` only where tj is the agent's only view of the run: a harness that shows
+/// the exit status itself, or reads the side channel next to tj's status, has it already.
+fn hide_exit(args: &Args) -> bool {
+    has_side_channel(args) || args.host.is_some_and(crate::host::Host::shows_exit_code)
+}
+
 /// The metadata stored beside the original.
 fn metadata(args: &Args, env: &Env, mode: Mode, run: &Ran) -> Metadata {
     Metadata {
@@ -373,11 +379,8 @@ fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRe
     let argv = argv_strings(&args.command);
     let config = super::load_config(env);
     let set = super::load_rules_for(env, &argv, None);
-    // `[tj] exit N` only where tj is the agent's only view of the run: a harness that shows
-    // the exit status itself, or reads the side channel next to it, has it already.
-    let hide_exit =
-        has_side_channel(args) || args.host.is_some_and(crate::host::Host::shows_exit_code);
-    let opts = Options { limits: config.limits, raw: args.raw, artifact, hide_exit };
+    let opts =
+        Options { limits: config.limits, raw: args.raw, artifact, hide_exit: hide_exit(args) };
     let input = Input {
         raw: &[],
         argv: &argv,
@@ -452,6 +455,7 @@ fn emit_rendition(
     if mode != Mode::Agent && !has_side_channel(args) {
         return;
     }
+    let shown_exit = if hide_exit(args) { None } else { run.exit_code };
     let channel = match (&args.emit, args.emit_fd) {
         (Some(path), _) => Some(Channel::File(path.clone())),
         (None, Some(fd)) => Some(Channel::Fd(fd)),
@@ -462,7 +466,7 @@ fn emit_rendition(
         && args.emit_format == Format::Text
     {
         // Streamed to stdout: the original is never held as text.
-        let written = write_whole(run, &mut |text| emit::stdout_bytes(text.as_bytes()));
+        let written = write_whole(run, shown_exit, &mut |text| emit::stdout_bytes(text.as_bytes()));
         if let Err(err) = written
             && !diag::is_broken_pipe(&err)
         {
@@ -470,7 +474,7 @@ fn emit_rendition(
         }
         return;
     }
-    let text = rendition_text(args.emit_format, rendition, run, duration_ms);
+    let text = rendition_text(args.emit_format, rendition, run, duration_ms, shown_exit);
     let emitted = match &channel {
         Some(channel) => emit::to_channel(channel, &text),
         None => emit::stdout(&text),
@@ -494,11 +498,12 @@ fn rendition_text(
     rendition: &Rendition,
     run: &Ran,
     duration_ms: Option<u64>,
+    shown_exit: Option<i64>,
 ) -> String {
     match rendition {
         Rendition::Streamed => {
             let mut line = String::from("[tj] ");
-            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+            if let Some(code) = shown_exit.filter(|c| *c != 0) {
                 line.push_str(&format!("exit {code} · "));
             }
             line.push_str(
@@ -508,7 +513,7 @@ fn rendition_text(
         }
         Rendition::Whole => {
             let mut text = String::new();
-            if let Err(err) = write_whole(run, &mut |piece| {
+            if let Err(err) = write_whole(run, shown_exit, &mut |piece| {
                 text.push_str(piece);
                 Ok(())
             }) {
@@ -540,9 +545,13 @@ fn rendition_text(
 
 /// Writes the whole original as the agent reads it — the exit line, then each chunk
 /// rendered (ANSI stripped, redraws collapsed) — through `out`, one chunk at a time.
-fn write_whole(run: &Ran, out: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+fn write_whole(
+    run: &Ran,
+    shown_exit: Option<i64>,
+    out: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
     let mut header = String::new();
-    if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+    if let Some(code) = shown_exit.filter(|c| *c != 0) {
         header = format!("[tj] exit {code}\n");
     }
     out(&header)?;
