@@ -100,7 +100,7 @@ pub fn encode(lines: &[&str]) -> Option<String> {
     if !recs.iter().any(|r| matches!(r.kind, Kind::Path | Kind::Hit { .. })) {
         return None;
     }
-    let best = fold_unchecked(lines);
+    let best = fold_best(&recs);
     let mut original = Tally::default();
     for line in lines {
         original.add(line);
@@ -108,17 +108,23 @@ pub fn encode(lines: &[&str]) -> Option<String> {
     }
     let pays = best.len() * 100 <= original.bytes * PAYS_PERCENT
         && tokens::estimate(&best) < original.tokens();
+    if !pays {
+        return None;
+    }
     // Lossless: the result is only returned once it decodes back to the input.
-    (pays && decode(&best).is_ok_and(|back| back == lines)).then_some(best)
+    decode(&best).is_ok_and(|back| back == lines).then_some(best)
 }
 
 /// The smaller (in tokens) of the two foldings of `lines`, whether or not it pays and not
 /// checked by decoding: what [`encode`] weighs and proves. Public so that round-trip tests
 /// see a fault the check in [`encode`] would hide as a decline.
 pub fn fold_unchecked(lines: &[&str]) -> String {
-    let recs = classify(lines);
-    let prefixes = fold_prefixes(&recs);
-    match fold_listed(&recs) {
+    fold_best(&classify(lines))
+}
+
+fn fold_best(recs: &[Rec<'_>]) -> String {
+    let prefixes = fold_prefixes(recs);
+    match fold_listed(recs) {
         Some(listed) if tokens::estimate(&listed) < tokens::estimate(&prefixes) => listed,
         _ => prefixes,
     }
@@ -163,7 +169,7 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
             continue;
         }
         let content = content.strip_prefix('\\').unwrap_or(content);
-        let full = format!("{}{content}", dirs.last().map_or("", String::as_str));
+        let full = concat(&[dirs.last().map_or("", String::as_str), content]);
         file = None;
         match rows.get(n + 1) {
             Some(next) if indentation(next) > spaces => {
@@ -199,9 +205,19 @@ fn is_hit_child(content: &str) -> bool {
 fn join_hit(file: &str, child: &str) -> String {
     let digits = child.bytes().take_while(u8::is_ascii_digit).count();
     match child.as_bytes().get(digits) {
-        Some(&sep) if digits > 0 => format!("{file}{}{child}", sep as char),
-        _ => format!("{file}{child}"),
+        Some(b':') if digits > 0 => concat(&[file, ":", child]),
+        Some(b'-') if digits > 0 => concat(&[file, "-", child]),
+        _ => concat(&[file, child]),
     }
+}
+
+/// `parts` joined, in one allocation: the decoder builds a string per line.
+fn concat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts {
+        out.push_str(part);
+    }
+    out
 }
 
 fn indentation(row: &str) -> usize {
