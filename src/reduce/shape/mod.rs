@@ -4,6 +4,8 @@
 //! - [`json_table`]: JSON with a uniform array of flat objects (at the root, in a direct
 //!   child, in a `{data:{items:[…]}}` envelope) or a root map of uniform objects, as CSV.
 //!   Lossless, with a decoder that proves it.
+//! - [`paths`]: listings and search hits folded under their shared directory and file
+//!   prefixes. Lossless, with a decoder that proves it.
 //! - [`ndjson`]: JSON Lines of one shape as one table; lines of other shapes stay in place.
 //! - [`table`]: aligned tables (`ps`, `df`, `kubectl get`, `docker ps`): header, head and
 //!   tail verbatim, the middle sampled, flagged rows always kept.
@@ -21,5 +23,6 @@ pub mod json_elide;
 pub mod json_table;
 pub mod log;
 pub mod ndjson;
+pub mod paths;
 pub mod table;
 pub mod testrun;
