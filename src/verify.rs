@@ -173,8 +173,17 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
     {
         problem(format!("selected `{}`, expected `{expected}`", first.rule));
     }
+    // A lossless route re-encodes lines (a path folded under its directory): a fact is
+    // kept when the rendition shows it or decodes to it.
+    let decoded = first
+        .shape
+        .filter(|shape| reduce::data::is_route(shape))
+        .and_then(|shape| reduce::data::decode(shape, &first.text, first.omitted.lines() > 0).ok())
+        .map(|lines| lines.join("\n"));
     for keep in &case.must_keep {
-        if !first.text.contains(keep.as_str()) {
+        let kept = first.text.contains(keep.as_str())
+            || decoded.as_ref().is_some_and(|text| text.contains(keep.as_str()));
+        if !kept {
             problem(format!("must_keep {keep:?} is missing"));
         }
     }
@@ -203,7 +212,8 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
         // JSON shapes re-encode or re-indent: their lines are checked by the round trip
         // (tables) or by evidence and must_keep (elision), not line by line.
-        let reencoded = matches!(first.shape, Some("json-table" | "ndjson-table" | "json-elided"));
+        let reencoded = matches!(first.shape, Some("json-table" | "ndjson-table" | "json-elided"))
+            || first.shape.is_some_and(reduce::data::is_route);
         let original: BTreeSet<&str> = if reencoded {
             BTreeSet::new()
         } else {
@@ -284,9 +294,41 @@ fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
                 }
             }
         }
+        Some(shape) if reduce::data::is_route(shape) => {
+            let decoded = reduce::data::decode(shape, &out.text, out.omitted.lines() > 0)
+                .map_err(|e| format!("the `{shape}` rendition does not decode: {e}"))?;
+            let missing = missing_lines(body, &decoded).map_err(|line| {
+                format!("the `{shape}` rendition decodes to a line not in the original: {line:?}")
+            })?;
+            if missing != out.omitted.lines() {
+                return Err(format!(
+                    "the `{shape}` rendition stands for {} lines of {}, but says {} were omitted",
+                    decoded.len(),
+                    body.len(),
+                    out.omitted.lines()
+                ));
+            }
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// How many lines of `original` are not in `decoded`, when `decoded` is `original` with
+/// some lines left out (in order); otherwise the first decoded line that is not there.
+pub fn missing_lines(original: &[&str], decoded: &[String]) -> Result<usize, String> {
+    let mut rest = original.iter();
+    let mut missing = 0;
+    for line in decoded {
+        loop {
+            match rest.next() {
+                Some(o) if *o == line.as_str() => break,
+                Some(_) => missing += 1,
+                None => return Err(line.clone()),
+            }
+        }
+    }
+    Ok(missing + rest.count())
 }
 
 /// Whether `line`, a diagnostic the `diagnostics` shape sampled away, is accounted for by

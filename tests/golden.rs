@@ -106,3 +106,72 @@ fn every_builtin_rule_has_a_fixture() {
     let uncovered = verify::uncovered_rules(&rules, &cases);
     assert!(uncovered.is_empty(), "rules without a fixture: {uncovered:?}");
 }
+
+/// Issue 12: a data output (a listing, search, query, table, log) whose original fits in the
+/// data budget keeps every record. Each non-blank line of the original is in the rendition
+/// or decodes from it through its lossless route; the only lines allowed to be missing are
+/// those the rule names as noise, which the closing notice counts, and none of them may be
+/// evidence. JSON re-encodings are checked value for value by the golden test's round trip.
+#[test]
+fn data_within_the_budget_keeps_every_record() {
+    use tj::reduce::data;
+    use tj::rules::schema::Kind;
+    let rules = RuleSet::builtin();
+    let artifact = verify::fixture_artifact();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut stack = vec![dir];
+    let mut checked = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let case = load(&path);
+            let input = case.input();
+            let opts = Options { artifact: Some(&artifact), ..Options::default() };
+            let out = reduce::run(&input, &rules, &opts);
+            let rule = &rules.get(&out.rule).unwrap().rule;
+            if data::kind_of(rule, out.fallback, case.exit_code) != Kind::Data
+                || out.shape.is_some_and(|s| s.starts_with("json") || s.starts_with("ndjson"))
+            {
+                continue;
+            }
+            let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+            let original: Vec<&str> =
+                reduce::split_lines(&rendered).into_iter().filter(|l| !l.is_empty()).collect();
+            if tj::reduce::tokens::estimate(&original.join("\n")) > tj::reduce::gate::DATA_BUDGET {
+                continue;
+            }
+            let recovered: Vec<String> = match out.shape {
+                Some(shape) if data::is_route(shape) => {
+                    data::decode(shape, &out.text, out.omitted.lines() > 0).unwrap()
+                }
+                _ => out.text.lines().map(str::to_owned).collect(),
+            };
+            let recovered: std::collections::HashSet<&str> =
+                recovered.iter().map(String::as_str).collect();
+            let evidence = reduce::evidence_of(case.text.as_bytes(), case.cols());
+            let missing: Vec<&str> =
+                original.iter().copied().filter(|l| !recovered.contains(l)).collect();
+            assert!(
+                missing.len() <= out.omitted.noise,
+                "{}: {} records lost (the rule's noise: {}), the first {:?}",
+                case.id,
+                missing.len(),
+                out.omitted.noise,
+                missing.first()
+            );
+            for line in &missing {
+                assert!(!evidence.iter().any(|e| e == line), "{}: evidence {line:?} lost", case.id);
+            }
+            checked.push(case.id);
+        }
+    }
+    assert!(
+        checked.len() >= 60,
+        "only {} data fixtures within the budget: {checked:?}",
+        checked.len()
+    );
+}

@@ -21,25 +21,62 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use super::shape;
 use super::window::{Drop, Omitted, Plan};
 use super::{Classified, Passthrough, Run, count, format_text, gate};
 use crate::rules::compiled::SKIP;
 use crate::rules::schema::Kind;
 
-/// A lossless route over lines: its name (reported as the rendition's `shape`) and its
-/// encoder, which returns `None` when the route does not apply or does not pay.
+/// A lossless route over lines: its name (reported as the rendition's `shape`), its
+/// encoder (`None` when the route does not apply or does not pay), the start of the legend
+/// line its encoding opens with, and its decoder.
 struct Route {
     name: &'static str,
     encode: fn(&[&str]) -> Option<String>,
+    legend: &'static str,
+    decode: fn(&str) -> Result<Vec<String>, String>,
 }
 
 /// The routes, in the order ties are broken.
-const ROUTES: &[Route] = &[];
+const ROUTES: &[Route] = &[Route {
+    name: "paths",
+    encode: shape::paths::encode,
+    legend: shape::paths::LEGEND_PREFIX,
+    decode: |text| shape::paths::decode(text).map_err(|e| e.to_string()),
+}];
+
+/// Whether `shape` (a rendition's) is one of the lossless line routes.
+pub fn is_route(shape: &str) -> bool {
+    ROUTES.iter().any(|route| route.name == shape)
+}
+
+/// The lines a rendition of the lossless line route `shape` stands for, decoded from its
+/// text: from the route's legend line to the end, less the closing notice when
+/// `has_notice` (the rendition says lines were omitted). For tests and `tj rules verify`,
+/// which check that the lines are the original's.
+pub fn decode(shape: &str, text: &str, has_notice: bool) -> Result<Vec<String>, String> {
+    let route = ROUTES
+        .iter()
+        .find(|route| route.name == shape)
+        .ok_or_else(|| format!("`{shape}` is not a lossless line route"))?;
+    let start = text
+        .match_indices('\n')
+        .map(|(at, _)| at + 1)
+        .chain(std::iter::once(0))
+        .filter(|&at| text[at..].starts_with(route.legend))
+        .min()
+        .ok_or_else(|| format!("the rendition has no `{}` legend", route.legend.trim()))?;
+    let mut body = &text[start..];
+    if has_notice {
+        body = body.rsplit_once('\n').map_or("", |(rest, _)| rest);
+    }
+    (route.decode)(body)
+}
 
 /// What an output is to the agent: the rule's [`Kind`]; for the fallback, which no rule
 /// claimed, data unless the run failed (a successful unknown command printed what was asked
 /// of it; a failing one is judged by its failure, as a build is).
-pub(super) fn kind_of(rule: &crate::rules::Rule, fallback: bool, exit_code: Option<i64>) -> Kind {
+pub fn kind_of(rule: &crate::rules::Rule, fallback: bool, exit_code: Option<i64>) -> Kind {
     if fallback {
         if exit_code.is_some_and(|code| code != 0) { Kind::Diagnostic } else { Kind::Data }
     } else {

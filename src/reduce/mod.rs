@@ -11,7 +11,7 @@
 //! `catch_unwind` boundary: a panic anywhere in here yields the original text.
 
 pub mod binary;
-mod data;
+pub mod data;
 pub mod density;
 pub mod evidence;
 pub mod gate;
@@ -457,10 +457,11 @@ fn line_pipeline(
     }
 
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
+    let data_budget = (run.kind == Kind::Data).then_some(run.opts.limits.data_budget);
     // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
     // otherwise the line pipeline below has its turn.
     if let Some(body) = &json
-        && let Some(text) = elided_json(body, &distinct, run.shown_exit, artifact)
+        && let Some(text) = elided_json(body, &distinct, run.shown_exit, artifact, data_budget)
         && let Ok(adopted) = gate::judge(
             run.original_size,
             &distinct,
@@ -777,9 +778,27 @@ fn elided_json(
     evidence: &HashSet<&str>,
     exit_code: Option<i64>,
     artifact: Option<(&str, &str)>,
+    data_budget: Option<usize>,
 ) -> Option<String> {
     let keep = |text: &str| evidence.contains(text.trim_end()) || json_value_matters(text);
-    let elided = shape::json_elide::elide(body, &shape::json_elide::Limits::default(), &keep)?;
+    let defaults = shape::json_elide::Limits::default();
+    let mut elided = shape::json_elide::elide(body, &defaults, &keep)?;
+    // Data past its budget keeps as much as fits in it: the arrays' heads and tails and the
+    // objects' first members grow by doubling while the elision stays within the budget.
+    if let Some(budget) = data_budget {
+        for factor in [2, 4, 8, 16, 32, 64, 128] {
+            let limits = shape::json_elide::Limits {
+                array_head: defaults.array_head * factor,
+                array_tail: defaults.array_tail * factor,
+                max_keys: defaults.max_keys * factor,
+                ..defaults
+            };
+            match shape::json_elide::elide(body, &limits, &keep) {
+                Some(wider) if tokens::estimate(&wider.text) <= budget => elided = wider,
+                _ => break,
+            }
+        }
+    }
     let mut text = String::with_capacity(elided.text.len() + 256);
     push_exit_line(&mut text, exit_code);
     text.push_str(&elided.text);
@@ -986,19 +1005,25 @@ fn candidate_body<'a>(
     let (head, tail) = rule.window(exit_code);
     let shape = match (rule.shape.as_deref(), table.as_ref()) {
         (Some("search-hits"), _)
-            if plan.group_search_hits(
-                lines,
-                evidence,
-                crate::rules::schema::HITS_PER_FILE,
-                head,
-                tail,
-            ) =>
+            if widest(&mut plan, lines, data_budget, |plan, k| {
+                plan.group_search_hits(
+                    lines,
+                    evidence,
+                    crate::rules::schema::HITS_PER_FILE * k / QUARTER,
+                    head * k / QUARTER,
+                    tail * k / QUARTER,
+                )
+            }) =>
         {
             Some("search-hits")
         }
         (Some("table"), Some(layout)) => {
-            let keep = shape::table::sample(lines, layout, evidence, head, tail);
-            plan.keep_only(&keep, evidence);
+            widest(&mut plan, lines, data_budget, |plan, k| {
+                let (head, tail) = (head * k / QUARTER, tail * k / QUARTER);
+                let keep = shape::table::sample(lines, layout, evidence, head, tail);
+                plan.keep_only(&keep, evidence);
+                true
+            });
             Some("table")
         }
         (Some("diagnostics"), _) if let Some(sampled) = diagnostics.as_ref() => {
@@ -1027,6 +1052,45 @@ fn candidate_body<'a>(
     }
     (body, facts, omitted, shape)
 }
+
+/// Applies a shape's own window (`apply(plan, k)` with its counts scaled by `k /`
+/// [`QUARTER`]; false when the shape does not apply) to `plan`. For a data output past its
+/// budget, the counts grow as far as what the plan keeps stays within the budget, so the
+/// window spends the budget rather than the rule's fixed counts. Returns whether the shape
+/// applied.
+fn widest(
+    plan: &mut Plan,
+    lines: &[&str],
+    data_budget: Option<usize>,
+    apply: impl Fn(&mut Plan, usize) -> bool,
+) -> bool {
+    let base = plan.clone();
+    if !apply(plan, QUARTER) {
+        return false;
+    }
+    let Some(budget) = data_budget else { return true };
+    let kept_tokens = |plan: &Plan| -> usize {
+        plan.kept().iter().map(|&i| tokens::estimate(lines[i]) + 1).sum()
+    };
+    // Binary search for the widest scale (in quarters of the rule's counts, up to 64×)
+    // whose plan stays within the budget; what is kept grows with the scale.
+    let (mut fits, mut over) = (QUARTER, 64 * QUARTER + 1);
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        let mut wider = base.clone();
+        apply(&mut wider, mid);
+        if kept_tokens(&wider) <= budget {
+            fits = mid;
+            *plan = wider;
+        } else {
+            over = mid;
+        }
+    }
+    true
+}
+
+/// The scale [`widest`] passes for the rule's own counts: `count * k / QUARTER`.
+const QUARTER: usize = 4;
 
 /// The last cut of the lossy candidate: the rule's head/tail window, or for a data output
 /// (past its budget) the sampled window.
