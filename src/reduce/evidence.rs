@@ -192,7 +192,8 @@ const AT_START: &[StartPattern] = &[
         &[],
         r"[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b",
     ),
-    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?\S"),
+    // Not a klog header (`I1201 10:00:07.000001 …`): a ruff message starts with a word.
+    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?[^\s\d]"),
     tok(
         "paren location then severity (tsc, msvc)",
         &[],
@@ -308,7 +309,8 @@ const ANYWHERE: &[AnywherePattern] = &[
     keyed(
         "structured log level",
         &["level"],
-        r#"\blevel=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
+        // Not a URL's query (`GET /log?level=error`).
+        r#"(?:^|[^\w?&./-])level=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
     ),
     keyed(
         "signal or crash",
