@@ -925,7 +925,7 @@ static ALARM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
 ///   `docker compose` prefix.
 /// - The rows a table flags (see [`crate::reduce::shape::table::flagged`]): a non-zero
 ///   `Exited (N)`, `CrashLoopBackOff`, `failed` units and releases, a short `READY`, ….
-///   Only a table that starts within the first [`TABLE_REACH`] lines is looked for.
+///   Only a table that starts within the first 64 lines is looked for.
 ///
 /// Never clears a mark. One literal scan finds the candidate lines (two: the failure words
 /// have their own), and a byte test reads each line's first bytes; only candidates are

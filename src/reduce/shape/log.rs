@@ -274,7 +274,7 @@ const LOG_SHARE: usize = 50;
 /// log: at least five of the non-blank lines it samples, and most of the unindented ones
 /// (a stack frame or a message's continuation is indented), [`starts_like_log`].
 ///
-/// At most [`LOG_SAMPLE`] non-blank lines are read, spread evenly over the output, so the
+/// At most 256 non-blank lines are read, spread evenly over the output, so the
 /// cost does not grow with it. A listing, a test run, a table or a JSON document reads as no
 /// log: their lines start with a path, a word or a brace. A CSV or TSV whose first column is
 /// a date does not either: a log's timestamp carries a time of day.
