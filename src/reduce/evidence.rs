@@ -46,6 +46,10 @@ use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
 
+use crate::reduce::shape::log::{
+    is_klog_header, looks_like_log, starts_like_log, strip_log_prefix, syslog_priority,
+};
+
 /// A pattern matched at the start of a line (after the indentation it allows itself).
 struct StartPattern {
     /// What the pattern recognises, for test failures and review.
@@ -192,7 +196,8 @@ const AT_START: &[StartPattern] = &[
         &[],
         r"[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b",
     ),
-    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?\S"),
+    // Not a klog header (`I1201 10:00:07.000001 …`): a ruff message starts with a word.
+    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?[^\s\d]"),
     tok(
         "paren location then severity (tsc, msvc)",
         &[],
@@ -308,7 +313,8 @@ const ANYWHERE: &[AnywherePattern] = &[
     keyed(
         "structured log level",
         &["level"],
-        r#"\blevel=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
+        // Not a URL's query (`GET /log?level=error`).
+        r#"(?:^|[^\w?&./-])level=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
     ),
     keyed(
         "signal or crash",
@@ -816,6 +822,594 @@ pub fn mark_failure_words(lines: &[&str], marked: &mut [bool]) {
     });
 }
 
+/// Literals one of which a line holds whenever [`is_alarm_line`] may find it alarming: the
+/// anchors of an HTTP status of 400 or more (`" 4`, `HTTP/1.1 5`, `code 4`, `| 5`,
+/// `status=4`), of an alarming level in any of its spellings (`ERR` also finds `ERROR`,
+/// `Warn` also `Warning`, `"level":5` pino's 50), and of a crash start. Lines without one
+/// pay only this scan: in an access log, the `200`s are not even candidates. Kept under
+/// the 64 literals of the SIMD searcher (a test checks).
+const ALARM_KEYS: &[&str] = &[
+    // HTTP statuses of 400 and more: each key holds the status's first digit, so the
+    // thousands of `200` lines of an access log are not candidates.
+    "\" 4",
+    "\" 5",
+    "HTTP/1.1 4",
+    "HTTP/1.1 5",
+    "HTTP/1.0 4",
+    "HTTP/1.0 5",
+    "HTTP/2 4",
+    "HTTP/2 5",
+    " ms - ",
+    "\" from ",
+    "| 4",
+    "| 5",
+    "Completed 4",
+    "Completed 5",
+    "code 4",
+    "code 5",
+    "tatus=4",
+    "tatus=5",
+    "tatus\":4",
+    "tatus\":5",
+    "tatus\": 4",
+    "tatus\": 5",
+    "tatusCode\":4",
+    "tatusCode\":5",
+    "tatus_code\":4",
+    "tatus_code\":5",
+    // Levels.
+    "WARN",
+    "ERR",
+    "EROR",
+    "FATA",
+    "FTL",
+    "WRN",
+    "CRIT",
+    "PANI",
+    "SEVERE",
+    "EMERG",
+    "ALERT",
+    "warn",
+    "Warn",
+    "error",
+    "Error",
+    "eror",
+    "=err",
+    "\"err\"",
+    "fatal",
+    "Fatal",
+    "crit",
+    "panic",
+    "Panic",
+    "severe",
+    "emerg",
+    "alert",
+    "fail:",
+    "\"level\":4",
+    "\"level\":5",
+    "\"level\":6",
+    "RIORITY",
+    "\"s\":\"E\"",
+    "\"s\":\"F\"",
+    "\"s\":\"W\"",
+    // Crash starts behind a log prefix.
+    "Traceback",
+];
+
+static ALARM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(ALARM_KEYS)
+        .expect("alarm keys are plain literals")
+});
+
+/// Marks, in `evidence`, the *alarms* of a data output (a log, a listing, a table the agent
+/// asked to read), whatever the exit code: the lines an agent reading it must not miss.
+///
+/// - An HTTP request answered with a status of 400 or more, in the access-log formats of
+///   nginx, Apache, Python's `http.server`, Django, werkzeug, uvicorn, gunicorn, Traefik
+///   (`"GET /x HTTP/1.1" 404 153`, `"GET /x HTTP/1.1" 500 Internal Server Error`), morgan
+///   (`GET /x 404 1.2 ms - 9`), chi (`"GET … HTTP/1.1" from 1.2.3.4 - 500 …`), gin and
+///   fiber (`| 404 | … | GET`), Rails (`Completed 500 Internal Server Error`), curl's
+///   `HTTP/1.1 404`, logfmt and JSON (`status=503`, `"status":503`, `"statusCode":500`);
+///   and `http.server`'s own `code 404, message File not found`. The status decides such a
+///   line: a `200` for `/errors.html` is no alarm, a `500` under uvicorn's `INFO:` is one.
+/// - A line whose level is a warning or worse (see [`line_level`]): `[ERROR]`, `[core:error]`,
+///   ` WARN `, `ERRO[0000]`, `level=error`, `lvl=eror`, `"level":"error"`,
+///   `"severity":"ERROR"`, pino's `"level":50`, journald's `"PRIORITY":"3"`, klog's `E1201`,
+///   syslog's `<3>`, `ERROR:root:`, `SEVERE:`, ASP.NET's `fail: `. The level field decides:
+///   `level=info msg="retrying after error"` is no alarm.
+/// - In an output that [`looks_like_log`], a log line with no level and no status (syslog,
+///   `journalctl`, Go's `log`) that holds a failure word (`Failed password`, `http: TLS handshake error`; see
+///   [`is_failure_evidence`]); `panic: `, `Traceback (` and `fatal error: ` behind a
+///   `docker compose` prefix.
+/// - The rows a table flags (see [`crate::reduce::shape::table::flagged`]): a non-zero
+///   `Exited (N)`, `CrashLoopBackOff`, `failed` units and releases, a short `READY`, ….
+///   Only a table that starts within the first 64 lines is looked for.
+///
+/// Never clears a mark. One literal scan finds the candidate lines (two: the failure words
+/// have their own), and a byte test reads each line's first bytes; only candidates are
+/// parsed, by hand.
+///
+/// ```
+/// use tj::reduce::evidence::mark_alarms;
+///
+/// let lines = [
+///     r#"127.0.0.1 - - [01/Dec/2026 15:12:01] "GET / HTTP/1.1" 200 -"#,
+///     r#"127.0.0.1 - - [01/Dec/2026 15:12:01] code 404, message File not found"#,
+///     r#"127.0.0.1 - - [01/Dec/2026 15:12:01] "GET /nope HTTP/1.1" 404 -"#,
+///     r#"time="2026-12-01T10:00:00Z" level=info msg="retrying after error""#,
+/// ];
+/// let mut evidence = vec![false; lines.len()];
+/// mark_alarms(&lines, &mut evidence);
+/// assert_eq!(evidence, [false, true, true, false]);
+/// ```
+pub fn mark_alarms(lines: &[&str], evidence: &mut [bool]) {
+    scan_lines(&ALARM_FINDER, lines, |i| {
+        if !evidence[i] && is_alarm_line(lines[i]) {
+            evidence[i] = true;
+        }
+    });
+    // Starts no literal finds: klog's `E1201 10:…`, syslog's `<3>`, Ruby's `E, [`.
+    for (line, flag) in lines.iter().zip(evidence.iter_mut()) {
+        if !*flag && matches!(line.as_bytes().first(), Some(b'E' | b'W' | b'F' | b'<')) {
+            *flag = start_level(line.as_bytes()) == Some(true);
+        }
+    }
+    // The failure-word fallback is for logs only (see below); elsewhere its scan is saved.
+    let words = &*FAILURE_WORDS;
+    let is_log = looks_like_log(lines);
+    scan_lines(&words.keys, if is_log { lines } else { &[] }, |i| {
+        let line = lines[i];
+        if !evidence[i]
+            && !strip_log_prefix(line).starts_with('{')
+            && starts_like_log(line)
+            && http_status(line).is_none()
+            && line_level(line).is_none()
+            && words.holds_failure_word(line)
+        {
+            evidence[i] = true;
+        }
+    });
+    // Detecting a table costs a few times the scans above; data tables (`docker ps`,
+    // `kubectl get`, `systemctl`, `helm list`, a query) start at the top, so a table is
+    // looked for in the whole output only when one starts in its first lines.
+    let head = &lines[..lines.len().min(TABLE_REACH)];
+    if crate::reduce::shape::table::detect(head).is_some()
+        && let Some(layout) = crate::reduce::shape::table::detect(lines)
+    {
+        for i in crate::reduce::shape::table::flagged(lines, &layout) {
+            evidence[i] = true;
+        }
+    }
+}
+
+/// How many first lines of an output [`mark_alarms`] reads for a table header.
+const TABLE_REACH: usize = 64;
+
+/// Returns true if and only if `line` is an alarm by its HTTP status, its level, or a crash
+/// start behind a log prefix (see [`mark_alarms`]; the failure-word fallback and table rows
+/// are judged there).
+pub fn is_alarm_line(line: &str) -> bool {
+    // A request's status decides an access-log line; a status field (`"status":200`) is
+    // one field among others, and an `error` level beside it still counts.
+    if let Some(status) = request_status(line.as_bytes()) {
+        return status >= 400;
+    }
+    let status = field_status(line.as_bytes());
+    if status.is_some_and(|s| s >= 400) {
+        return true;
+    }
+    if let Some(alarm) = line_level(line) {
+        return alarm;
+    }
+    if status.is_some() {
+        return false;
+    }
+    let rest = strip_log_prefix(line);
+    rest.starts_with("panic: ")
+        || rest.starts_with("Traceback (")
+        || rest.starts_with("fatal error: ")
+}
+
+/// The HTTP methods an access log names.
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// The HTTP response status `line` reports, if it reads as an access-log line or an HTTP
+/// status line (see [`mark_alarms`] for the formats). Only 100 to 599 count.
+pub fn http_status(line: &str) -> Option<u16> {
+    let b = line.as_bytes();
+    request_status(b).or_else(|| field_status(b))
+}
+
+/// The status of an access-log request line or an HTTP status line (every form of
+/// [`http_status`] but the logfmt and JSON fields).
+fn request_status(b: &[u8]) -> Option<u16> {
+    quoted_request_status(b)
+        .or_else(|| {
+            after_all(b, b"HTTP/", |rest| {
+                // curl -v's `< HTTP/1.1 404 Not Found`, morgan's short format.
+                let v = rest.iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+                (v > 0).then(|| status_at(&rest[v..], b" ")).flatten()
+            })
+        })
+        .or_else(|| method_path_status(b))
+        .or_else(|| after_all(b, b"Completed ", |rest| status_at(rest, b"")))
+        .or_else(|| {
+            after_all(b, b"code ", |rest| {
+                status_at(rest, b"").filter(|_| rest[3..].starts_with(b", message"))
+            })
+        })
+        .or_else(|| {
+            // gin, fiber: `| 404 |` on a line naming a method.
+            let names_method = b.split(|c| !c.is_ascii_uppercase()).any(is_method);
+            if !names_method {
+                return None;
+            }
+            after_all(b, b"| ", |rest| {
+                status_at(rest, b"").filter(|_| rest[3..].trim_ascii_start().starts_with(b"|"))
+            })
+        })
+}
+
+/// The status `rest` starts with, after the `lead` it must start with: three digits from
+/// 100 to 599 not followed by another digit or a letter.
+fn status_at(rest: &[u8], lead: &[u8]) -> Option<u16> {
+    let rest = rest.strip_prefix(lead)?;
+    let digits = rest.get(..3)?;
+    if !digits.iter().all(u8::is_ascii_digit) || rest.get(3).is_some_and(u8::is_ascii_alphanumeric)
+    {
+        return None;
+    }
+    let n = digits.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
+    (100..=599).contains(&n).then_some(n)
+}
+
+/// The first `Some` that `parse` gives for the text after an occurrence of `needle`.
+fn after_all(b: &[u8], needle: &[u8], parse: impl Fn(&[u8]) -> Option<u16>) -> Option<u16> {
+    let mut at = 0;
+    while let Some(found) = find(&b[at..], needle) {
+        let end = at + found + needle.len();
+        if let Some(status) = parse(&b[end..]) {
+            return Some(status);
+        }
+        at = end;
+    }
+    None
+}
+
+/// The index of the first `needle` (not empty) in `hay`: a scan for its first byte, then a
+/// comparison (needles here are short and their first bytes rare in a line).
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let last = hay.len().checked_sub(needle.len())?;
+    hay[..=last]
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == first)
+        .find(|&(i, _)| hay[i + 1..].starts_with(rest))
+        .map(|(i, _)| i)
+}
+
+/// The status after a quoted request (`"GET /x HTTP/1.1" 404`, `"GARBAGE" 400`, chi's
+/// `"GET … HTTP/1.1" from 1.2.3.4:5 - 500`). The quoted text must read as a request: it
+/// names `HTTP/` or starts with a method, or its quote follows `] ` (a bracketed time).
+fn quoted_request_status(b: &[u8]) -> Option<u16> {
+    let mut open: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate() {
+        if c != b'"' {
+            continue;
+        }
+        let Some(start) = open else {
+            open = Some(i);
+            continue;
+        };
+        open = None;
+        let rest = &b[i + 1..];
+        let status = status_at(rest, b" ").or_else(|| {
+            let after = rest.strip_prefix(b" from ")?;
+            let addr = after.iter().take_while(|c| **c != b' ').count();
+            status_at(&after[addr..], b" - ")
+        });
+        let Some(status) = status else { continue };
+        let quoted = &b[start + 1..i];
+        let request = find(quoted, b" HTTP/").is_some()
+            || METHODS
+                .iter()
+                .any(|m| quoted.starts_with(m.as_bytes()) && quoted.get(m.len()) == Some(&b' '))
+            || b[..start].ends_with(b"] ");
+        if request {
+            return Some(status);
+        }
+    }
+    None
+}
+
+/// The status after an unquoted `METHOD /path` (morgan's `GET /x 404 1.2 ms - 9`).
+fn method_path_status(b: &[u8]) -> Option<u16> {
+    // One pass over the spaces: a method word before, a path after.
+    for (sp, _) in b.iter().enumerate().filter(|&(_, &c)| c == b' ') {
+        let rest = &b[sp + 1..];
+        if !(rest.starts_with(b"/") || rest.starts_with(b"http")) {
+            continue;
+        }
+        let word_start = b[..sp].iter().rposition(|c| !c.is_ascii_uppercase()).map_or(0, |p| p + 1);
+        if !is_method(&b[word_start..sp]) {
+            continue;
+        }
+        let path = rest.iter().take_while(|c| **c != b' ').count();
+        if let Some(status) = status_at(&rest[path..], b" ") {
+            return Some(status);
+        }
+    }
+    None
+}
+
+/// Returns true if and only if `word` is one of [`METHODS`].
+fn is_method(word: &[u8]) -> bool {
+    (3..=7).contains(&word.len()) && METHODS.iter().any(|m| m.as_bytes() == word)
+}
+
+/// The status in a logfmt or JSON field whose key ends in `status`, `statuscode` or
+/// `status_code` (`status=404`, `"status":503`, `"statusCode":500`,
+/// `"DownstreamStatus":502`). A JSON key counts only on a line that opens an object before
+/// it (a JSON record, not a line of a pretty-printed document).
+fn field_status(b: &[u8]) -> Option<u16> {
+    let ends_with = |key: &[u8], tail: &[u8]| {
+        key.len() >= tail.len() && key[key.len() - tail.len()..].eq_ignore_ascii_case(tail)
+    };
+    fields(b).find_map(|(key, value)| {
+        let status_key = ends_with(key, b"status")
+            || ends_with(key, b"statuscode")
+            || ends_with(key, b"status_code");
+        status_key.then(|| status_at(value, b"")).flatten()
+    })
+}
+
+/// The `key`, `value` pairs of logfmt (`key=value`) and JSON (`"key": value`) fields in
+/// `b`, the value with its opening quote and leading spaces removed. A JSON field counts
+/// only when a `{` comes before it on the line.
+fn fields(b: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let object = b.iter().position(|&c| c == b'{');
+    b.iter().enumerate().filter_map(move |(p, &c)| {
+        let (key, value) = match c {
+            b'=' => {
+                let start = b[..p]
+                    .iter()
+                    .rposition(|c| !(c.is_ascii_alphanumeric() || b"_.@-".contains(c)))
+                    .map_or(0, |q| q + 1);
+                if start == p || (start > 0 && !b" \t,{([".contains(&b[start - 1])) {
+                    return None;
+                }
+                (&b[start..p], &b[p + 1..])
+            }
+            b':' => {
+                if p < 2 || b[p - 1] != b'"' {
+                    return None;
+                }
+                let open = b[..p - 1].iter().rposition(|&c| c == b'"')?;
+                if object.is_none_or(|o| o > open) {
+                    return None;
+                }
+                (&b[open + 1..p - 1], &b[p + 1..])
+            }
+            _ => return None,
+        };
+        let value = value.trim_ascii_start();
+        Some((key, value.strip_prefix(b"\"").unwrap_or(value)))
+    })
+}
+
+/// Whether a level word names a warning or worse (`Some(true)`), a lesser level
+/// (`Some(false)`), or no level (`None`). Any ASCII case.
+fn level_word(word: &[u8]) -> Option<bool> {
+    const ALARM: &[&str] = &[
+        "warn",
+        "warning",
+        "wrn",
+        "error",
+        "err",
+        "eror",
+        "erro",
+        "fatal",
+        "fata",
+        "ftl",
+        "critical",
+        "crit",
+        "panic",
+        "dpanic",
+        "pani",
+        "severe",
+        "emerg",
+        "emergency",
+        "alert",
+        "fail",
+    ];
+    const QUIET: &[&str] = &[
+        "trace",
+        "trac",
+        "trc",
+        "verbose",
+        "vrb",
+        "debug",
+        "debu",
+        "dbug",
+        "dbg",
+        "info",
+        "information",
+        "informational",
+        "inf",
+        "notice",
+        "note",
+        "fine",
+        "finer",
+        "finest",
+        "config",
+        "log",
+        "system",
+        "default",
+    ];
+    if !(2..=13).contains(&word.len()) {
+        return None;
+    }
+    let is = |w: &&str| w.as_bytes().eq_ignore_ascii_case(word);
+    if ALARM.iter().any(is) {
+        Some(true)
+    } else if QUIET.iter().any(is) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The level of `line`: `Some(true)` for a warning or worse, `Some(false)` for a lesser
+/// level, `None` when it has none.
+///
+/// The first that applies decides:
+/// 1. a level field (`level=`, `lvl=`, `severity=`, `"level":`, `"severity":`, `"@l":`,
+///    `"log.level":`, `"levelname":`, pino's numeric `"level":50` (40 and up is a warning),
+///    journald's `"PRIORITY":"3"` (4 and below), MongoDB's `"s":"E"`), whatever the
+///    message around it says;
+/// 2. a level the line starts with (after a `docker compose` prefix): klog's `E1201 …`,
+///    syslog's `<3>`, Ruby's `E, [`, `ERROR:root:`, `WARN[0000]`, `fail: `;
+/// 3. the first level word in the line's first 160 bytes: in brackets in any case
+///    (`[error]`, `[core:error]`, `[Warning]`, `[10:00:00 ERR]`), or standing alone in
+///    uppercase on a line that [`starts_like_log`] (`2026-… ERROR app - …`).
+pub fn line_level(line: &str) -> Option<bool> {
+    let b = line.as_bytes();
+    if let Some(level) = field_level(b) {
+        return Some(level);
+    }
+    let rest = strip_log_prefix(line).as_bytes();
+    if let Some(level) = start_level(rest) {
+        return Some(level);
+    }
+    word_level(rest, starts_like_log(line))
+}
+
+/// The level of a level field of `b` (see [`line_level`], step 1).
+fn field_level(b: &[u8]) -> Option<bool> {
+    fields(b).find_map(|(key, value)| {
+        let key = key_name(key);
+        let word_len = value.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+        let word = &value[..word_len];
+        let number = || std::str::from_utf8(word).ok()?.parse::<u32>().ok();
+        match key {
+            b"level" => level_word(word).or_else(|| {
+                // pino and bunyan: 10 trace … 30 info, 40 warn, 50 error, 60 fatal.
+                number().filter(|n| (10..=60).contains(n)).map(|n| n >= 40)
+            }),
+            b"lvl" | b"severity" | b"levelname" | b"loglevel" | b"log_level" | b"log.level"
+            | b"level_name" | b"severity_text" | b"severitytext" | b"@l" | b"@level" => {
+                level_word(word)
+            }
+            // syslog severities: 0 emerg … 4 warning, 5 notice, 6 info, 7 debug.
+            b"priority" => number().filter(|n| *n <= 7).map(|n| n <= 4),
+            // MongoDB: F, E, W, I, D1…D5.
+            b"s" if word.len() <= 2 && value.get(word_len) == Some(&b'"') => match word.first() {
+                Some(b'F' | b'E' | b'W') => Some(true),
+                Some(b'I' | b'D') => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    })
+}
+
+/// The level-field name `key` spells, in any ASCII case, as a lowercase literal.
+fn key_name(key: &[u8]) -> &'static [u8] {
+    const NAMES: &[&str] = &[
+        "level",
+        "lvl",
+        "severity",
+        "levelname",
+        "loglevel",
+        "log_level",
+        "log.level",
+        "level_name",
+        "severity_text",
+        "severitytext",
+        "@l",
+        "@level",
+        "priority",
+        "s",
+    ];
+    if key.len() > 13 {
+        return b"";
+    }
+    NAMES.iter().find(|n| n.as_bytes().eq_ignore_ascii_case(key)).map_or(b"", |n| n.as_bytes())
+}
+
+/// The level `s` (a line without its multiplexer prefix) starts with (see [`line_level`],
+/// step 2).
+fn start_level(s: &[u8]) -> Option<bool> {
+    let alarm_letter = |c: u8| matches!(c, b'E' | b'W' | b'F' | b'A');
+    if is_klog_header(s)
+        || (s.len() > 3 && b"DIWEFAU".contains(&s[0]) && s[1..].starts_with(b", ["))
+    {
+        return Some(alarm_letter(s[0]));
+    }
+    if let Some(priority) = syslog_priority(s) {
+        return Some(priority % 8 <= 4);
+    }
+    let word = s.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    let next = s.get(word);
+    if word == 0 || next.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+        return None;
+    }
+    let w = &s[..word];
+    let upper = w.iter().all(u8::is_ascii_uppercase);
+    // `ERROR:root:`, `WARN[0000]`, `SEVERE: `, `INFO  `; ASP.NET's and winston's `fail: `.
+    if upper && (next.is_none() || matches!(next, Some(b':' | b'[' | b' ' | b'\t' | b'|' | b'/'))) {
+        return level_word(w);
+    }
+    const LOWER: [&[u8]; 7] = [b"trce", b"dbug", b"debug", b"info", b"warn", b"fail", b"crit"];
+    (s[word..].starts_with(b": ") && LOWER.contains(&w)).then(|| level_word(w)).flatten()
+}
+
+/// How far into a line [`word_level`] looks for a level word: past the timestamp, host,
+/// thread and logger columns, short of most messages.
+const LEVEL_REACH: usize = 160;
+
+/// The first level word in the head of `s` (see [`line_level`], step 3); `log_line` says
+/// whether the line starts like a log, which lets a bare uppercase word count.
+fn word_level(s: &[u8], log_line: bool) -> Option<bool> {
+    let head = &s[..s.len().min(LEVEL_REACH)];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < head.len() {
+        let c = head[i];
+        if !c.is_ascii_alphanumeric() {
+            match c {
+                b'[' => depth += 1,
+                b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let end = head[i..]
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .map_or(head.len(), |p| i + p);
+        let word = &head[i..end];
+        let before = head[..i].trim_ascii_end().last().copied();
+        let after = head[end..].trim_ascii_start().first().copied();
+        let bracketed = depth > 0
+            && matches!(before, Some(b'[' | b':' | b' '))
+            && matches!(after, Some(b']' | b'/'))
+            || before == Some(b'[') && matches!(after, Some(b']'));
+        let bare = log_line && word.iter().all(u8::is_ascii_uppercase) && word.len() >= 3;
+        if (bracketed || bare)
+            && let Some(level) = level_word(word)
+        {
+            return Some(level);
+        }
+        i = end;
+    }
+    None
+}
+
 /// A frame inside Node.js itself (`    at Module._compile (node:internal/modules/cjs/
 /// loader:1105:14)`): the runtime's plumbing under every stack, never where a fix goes. Not
 /// evidence, so a rule may skip it.
@@ -1015,6 +1609,105 @@ mod tests {
         keys.dedup();
         assert!(keys.len() <= 64, "{} anywhere keys", keys.len());
         assert!(FAILURE_KEYS.len() <= 64, "{} failure keys", FAILURE_KEYS.len());
+        assert!(ALARM_KEYS.len() <= 64, "{} alarm keys", ALARM_KEYS.len());
+    }
+
+    /// The lines `mark_alarms` marks in `lines`, alone (no classifier).
+    fn alarms(lines: &[&str]) -> Vec<bool> {
+        let mut marked = vec![false; lines.len()];
+        mark_alarms(lines, &mut marked);
+        marked
+    }
+
+    #[test]
+    fn an_access_line_is_judged_by_its_status() {
+        let lines = [
+            r#"10.1.2.3 - - [01/Dec/2026:10:14:13 +0000] "GET /errors.html HTTP/1.1" 200 5120 "-" "curl/8.5.0""#,
+            r#"10.1.2.3 - - [01/Dec/2026:10:14:13 +0000] "GET /x HTTP/1.1" 404 153 "-" "curl/8.5.0""#,
+            r#"INFO:     127.0.0.1:51234 - "GET /items/42 HTTP/1.1" 500 Internal Server Error"#,
+            r#"INFO:     127.0.0.1:51234 - "GET /error HTTP/1.1" 200 OK"#,
+            "GET /api/errors 200 2.001 ms - 512",
+            "GET /api/users/99 404 3.112 ms - 24",
+            "< HTTP/1.1 503 Service Unavailable",
+            "< HTTP/2 200",
+        ];
+        assert_eq!(alarms(&lines), [false, true, true, false, false, true, true, false]);
+        assert_eq!(http_status(lines[0]), Some(200));
+        assert_eq!(http_status("GET /x 9999 1 ms - 2"), None);
+        assert_eq!(http_status("code 404, message File not found"), Some(404));
+        assert_eq!(http_status(r#"{"msg":"done","status":503}"#), Some(503));
+        // A pretty-printed JSON member is a document's data, not a log record.
+        assert_eq!(http_status(r#"  "status": 503,"#), None);
+    }
+
+    #[test]
+    fn the_level_field_decides_over_the_message() {
+        assert_eq!(line_level(r#"time="t" level=info msg="retrying after error""#), Some(false));
+        assert_eq!(line_level(r#"{"level":"debug","msg":"ERROR: none","errors":[]}"#), Some(false));
+        assert_eq!(line_level(r#"{"level":50,"msg":"x"}"#), Some(true));
+        assert_eq!(line_level(r#"{"level":30,"msg":"error"}"#), Some(false));
+        assert_eq!(line_level(r#"{"PRIORITY":"4","MESSAGE":"x"}"#), Some(true));
+        assert_eq!(line_level("t=2026-12-01T10:00:06+0000 lvl=eror msg=x"), Some(true));
+        assert_eq!(
+            line_level("2026-12-01 10:00:09,123 INFO  [main] ErrorHandler - ERROR page"),
+            Some(false)
+        );
+        assert_eq!(line_level("2026/12/01 10:00:03 [error] 29#29: *1 open() failed"), Some(true));
+        assert_eq!(
+            line_level("[Mon Dec 01 10:00:07 2026] [core:error] [pid 1] AH00126"),
+            Some(true)
+        );
+        assert_eq!(line_level("E1201 10:00:03.123456       1 reflector.go:138] x"), Some(true));
+        assert_eq!(
+            line_level("<6>Dec  1 10:00:05 web-1 app[700]: error reporting enabled"),
+            Some(false)
+        );
+        assert_eq!(line_level("fail: Microsoft.AspNetCore.Server.Kestrel[13]"), Some(true));
+        // Uppercase words count only on a line that starts like a log.
+        assert_eq!(line_level("src/log.rs:12:    Level::ERROR => 40,"), None);
+        assert_eq!(line_level("2026/12/01 10:00:03 http: TLS handshake error"), None);
+    }
+
+    #[test]
+    fn unleveled_log_lines_fall_back_to_failure_words() {
+        let mut owned: Vec<String> =
+            (0..20).map(|i| format!("2026/12/01 10:00:{i:02} handled /api/{i} in 3ms")).collect();
+        owned[7] = "2026/12/01 10:00:07 http: TLS handshake error from 10.0.0.9:41822: EOF".into();
+        owned[9] = "2026/12/01 10:00:09 retry budget: 0 errors in the last minute".into();
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let marked = alarms(&lines);
+        assert!(marked[7]);
+        assert_eq!(marked.iter().filter(|m| **m).count(), 1, "only the failure is an alarm");
+        // Not a log: the same line among paths is left to the classifier.
+        let listing = ["./a", "./b", lines[7], "./c", "./d", "./e", "./f"];
+        assert!(!alarms(&listing)[2]);
+    }
+
+    #[test]
+    fn mark_alarms_never_clears_a_mark() {
+        let lines = ["INFO: fine", "INFO: also fine"];
+        let mut marked = vec![true, false];
+        mark_alarms(&lines, &mut marked);
+        assert_eq!(marked, [true, false]);
+        assert!(alarms(&[]).is_empty());
+    }
+
+    #[test]
+    fn table_alarms_come_from_the_table_shape() {
+        let mut owned =
+            vec![format!("{:<14}{:<12}{:<30}{}", "CONTAINER ID", "IMAGE", "STATUS", "NAMES")];
+        for i in 0..12 {
+            let status = match i {
+                4 => "Exited (137) 5 minutes ago",
+                6 => "Exited (0) 3 hours ago",
+                _ => "Up 3 hours",
+            };
+            owned.push(format!("{:<14}{:<12}{status:<30}svc-{i}", format!("{i:012x}"), "redis:7"));
+        }
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let marked = alarms(&lines);
+        assert!(marked[5], "Exited (137)");
+        assert_eq!(marked.iter().filter(|m| **m).count(), 1, "{marked:?}");
     }
 
     #[test]

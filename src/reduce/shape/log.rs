@@ -260,6 +260,333 @@ pub fn is_alarm(line: &str) -> bool {
     }
 }
 
+/// The most non-blank lines [`looks_like_log`] reads: enough to judge a log by its prefix,
+/// few enough that the judgement costs nothing next to the reduction.
+const LOG_SAMPLE: usize = 256;
+
+/// The least share (percent) of sampled unindented lines that must start like a log line
+/// for [`looks_like_log`]. Not all: a log interleaves tracebacks (a JVM trace's exception
+/// line is unindented), banners and multi-line messages whose unindented lines start
+/// otherwise.
+const LOG_SHARE: usize = 50;
+
+/// Returns true if and only if `lines`, the output of a command no rule knows, reads as a
+/// log: at least five of the non-blank lines it samples, and most of the unindented ones
+/// (a stack frame or a message's continuation is indented), [`starts_like_log`].
+///
+/// At most 256 non-blank lines are read, spread evenly over the output, so the
+/// cost does not grow with it. A listing, a test run, a table or a JSON document reads as no
+/// log: their lines start with a path, a word or a brace. A CSV or TSV whose first column is
+/// a date does not either: a log's timestamp carries a time of day.
+///
+/// ```
+/// use tj::reduce::shape::log::looks_like_log;
+///
+/// let log: Vec<String> = (0..20)
+///     .map(|i| format!("2026-12-01 10:00:{i:02},123 INFO app: request {i} handled"))
+///     .collect();
+/// let lines: Vec<&str> = log.iter().map(String::as_str).collect();
+/// assert!(looks_like_log(&lines));
+/// assert!(!looks_like_log(&["./src", "./src/main.rs", "./src/lib.rs", "./Cargo.toml"]));
+/// ```
+pub fn looks_like_log(lines: &[&str]) -> bool {
+    let step = (lines.len() / (LOG_SAMPLE * 2)).max(1);
+    let (mut sampled, mut unindented, mut logs) = (0usize, 0usize, 0usize);
+    for line in lines.iter().step_by(step) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        sampled += 1;
+        if !line.starts_with([' ', '\t']) {
+            unindented += 1;
+            if starts_like_log(line) {
+                logs += 1;
+            }
+        }
+        if sampled == LOG_SAMPLE {
+            break;
+        }
+    }
+    logs >= 5 && logs * 100 >= unindented * LOG_SHARE && logs * 4 >= sampled
+}
+
+/// `line` without the prefix a log multiplexer puts before each line: `docker compose`'s
+/// service column (`web-1  | `) and `kubectl logs --prefix`'s `[pod/name/container] `.
+pub fn strip_log_prefix(line: &str) -> &str {
+    let b = line.as_bytes();
+    if line.starts_with("[pod/")
+        && let Some(end) = line.find("] ")
+    {
+        return &line[end + 2..];
+    }
+    // A service name, at least one space, then `| `.
+    let name = b.iter().take_while(|&&c| c.is_ascii_alphanumeric() || b"_.-".contains(&c)).count();
+    let spaces = b[name..].iter().take_while(|&&c| c == b' ').count();
+    if name > 0 && spaces > 0 && b[name + spaces..].starts_with(b"| ") {
+        return &line[name + spaces + 2..];
+    }
+    line
+}
+
+/// Returns true if and only if `line` (after a [`strip_log_prefix`] prefix) starts the way
+/// log lines start:
+///
+/// - a date with a time of day (`2026-12-01T10:00:00Z`, `2026/12/01 10:00:00`,
+///   `01/Dec/2026:10:00:00`, `01-Dec-2026 10:00:00.123`), a time of day (`10:00:00.123`,
+///   `3:04PM`), a syslog or Java stamp (`Dec  1 10:00:00`, `Dec 01, 2026 10:00:00 AM`,
+///   `Mon Dec 01 10:00:00`), an epoch (`1764583200.123 `), each possibly in brackets;
+/// - a kernel stamp (`[   12.345678]`), a klog header (`E1201 10:00:00.123`), a syslog
+///   priority (`<3>`), Ruby's `E, [`;
+/// - a client address (`127.0.0.1 - - [`, `::1 - -`), as access logs start;
+/// - a level word (`INFO:root:`, `WARN[0000]`, `[ERROR]`, `fail: `), a logfmt field
+///   (`time=`, `ts=`, `level=`), or a JSON object whose first key is a log key
+///   (`{"level":`, `{"time":`, `{"ts":`, `{"t":`, `{"@timestamp":`, `{"msg":`).
+pub fn starts_like_log(line: &str) -> bool {
+    let s = strip_log_prefix(line).as_bytes();
+    if s.first() == Some(&b'{') {
+        return starts_json_log(s);
+    }
+    let inner = match s.first() {
+        Some(b'[') => s[1..].trim_ascii_start(),
+        _ => s,
+    };
+    stamp_len(inner).is_some()
+        || (s.first() == Some(&b'[') && inner.first().is_some_and(u8::is_ascii_digit) && {
+            // dmesg: `[   12.345678]`.
+            let digits = inner.iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+            inner.get(digits) == Some(&b']')
+        })
+        || is_klog_header(s)
+        || syslog_priority(s).is_some()
+        || (s.len() > 3 && b"DIWEFAU".contains(&s[0]) && s[1..].starts_with(b", ["))
+        || starts_with_address(s)
+        || starts_with_level(inner)
+        || starts_with_logfmt(s)
+}
+
+/// The length of the timestamp `s` starts with, if it starts with one (see
+/// [`starts_like_log`]).
+fn stamp_len(s: &[u8]) -> Option<usize> {
+    let digits = |at: usize, n: usize| {
+        s.get(at..at + n).is_some_and(|d| d.iter().all(u8::is_ascii_digit)).then_some(at + n)
+    };
+    let byte_in = |at: usize, set: &[u8]| s.get(at).is_some_and(|c| set.contains(c));
+    // A time of day: `H:MM` or `HH:MM`, then `:SS`, `AM`/`PM`.
+    let time = |at: usize| {
+        let h = digits(at, 2).or_else(|| digits(at, 1))?;
+        let m = digits(h + 1, 2).filter(|_| byte_in(h, b":"))?;
+        if byte_in(m, b":") {
+            digits(m + 1, 2)
+        } else if s.get(m..m + 2).is_some_and(|x| x == b"AM" || x == b"PM") {
+            Some(m + 2)
+        } else {
+            None
+        }
+    };
+    // `2026-12-01T10:00:00`, `2026/12/01 10:00`, `2026.12.01 10:00`.
+    if let Some(y) = digits(0, 4)
+        && byte_in(y, b"-/.")
+        && let Some(mo) = digits(y + 1, 2)
+        && byte_in(mo, b"-/.")
+        && let Some(d) = digits(mo + 1, 2)
+        && byte_in(d, b"T _")
+    {
+        return time(d + 1);
+    }
+    // `01/Dec/2026:10:00:00`, `01-Dec-2026 10:00:00`.
+    if let Some(d) = digits(0, 2)
+        && byte_in(d, b"-/ ")
+        && month(&s[d + 1..])
+        && byte_in(d + 4, b"-/ ")
+        && let Some(y) = digits(d + 5, 4)
+        && byte_in(y, b": ")
+    {
+        return time(y + 1);
+    }
+    // `Mon Dec 01 …`: a weekday before the month.
+    let s2 = if weekday(s) && byte_in(3, b" ") { &s[4..] } else { s };
+    if month(s2) && s2.get(3) == Some(&b' ') {
+        // `Dec  1 10:00:00`, `Dec 01 10:00:00`, `Dec 01, 2026 10:00:00 AM`.
+        let rest = s2[4..].trim_ascii_start();
+        let day = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        if (1..=2).contains(&day) {
+            let mut after = &rest[day..];
+            if after.starts_with(b", ")
+                && after.len() > 7
+                && after[2..6].iter().all(u8::is_ascii_digit)
+            {
+                after = &after[6..];
+            }
+            let after = after.trim_ascii_start();
+            let offset = s.len() - after.len();
+            return stamp_len_time(after).map(|n| offset + n);
+        }
+        return None;
+    }
+    if let Some(t) = time(0)
+        && !s.get(t).is_some_and(u8::is_ascii_alphanumeric)
+    {
+        return Some(t);
+    }
+    // An epoch in seconds or milliseconds, then a fraction or a space.
+    let epoch = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    ((10..=13).contains(&epoch) && byte_in(epoch, b". \t")).then_some(epoch)
+}
+
+/// The length of the time of day `s` starts with (`10:00:00`, `10:00:00.123`), if any.
+fn stamp_len_time(s: &[u8]) -> Option<usize> {
+    let ok = s.len() >= 8
+        && s[..2].iter().all(u8::is_ascii_digit)
+        && s[2] == b':'
+        && s[3..5].iter().all(u8::is_ascii_digit)
+        && s[5] == b':'
+        && s[6..8].iter().all(u8::is_ascii_digit);
+    ok.then_some(8)
+}
+
+/// Returns true if and only if `s` starts with an English month abbreviation.
+fn month(s: &[u8]) -> bool {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    MONTHS.iter().any(|m| s.starts_with(m))
+}
+
+/// Returns true if and only if `s` starts with an English weekday abbreviation.
+fn weekday(s: &[u8]) -> bool {
+    const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+    DAYS.iter().any(|d| s.starts_with(d))
+}
+
+/// Returns true if and only if `s` starts with a klog/glog header: a level letter, `MMDD`,
+/// a space and a time (`E1201 10:00:00.123456`).
+pub fn is_klog_header(s: &[u8]) -> bool {
+    s.len() >= 14
+        && b"IWEF".contains(&s[0])
+        && s[1..5].iter().all(u8::is_ascii_digit)
+        && s[5] == b' '
+        && stamp_len_time(&s[6..]).is_some()
+}
+
+/// The syslog priority `s` starts with (`<3>` is 3, `<11>` is 11), if any.
+pub fn syslog_priority(s: &[u8]) -> Option<u8> {
+    let rest = s.strip_prefix(b"<")?;
+    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    if !(1..=3).contains(&digits) || rest.get(digits) != Some(&b'>') {
+        return None;
+    }
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+}
+
+/// Returns true if and only if `s` starts with an IPv4 address followed by a space or a
+/// port, or with `::1 ` (an access log's client column).
+fn starts_with_address(s: &[u8]) -> bool {
+    if s.starts_with(b"::1 ") || s.starts_with(b"::ffff:") {
+        return true;
+    }
+    let mut at = 0;
+    for part in 0..4 {
+        let n = s[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !(1..=3).contains(&n) {
+            return false;
+        }
+        at += n;
+        if part < 3 {
+            if s.get(at) != Some(&b'.') {
+                return false;
+            }
+            at += 1;
+        }
+    }
+    matches!(s.get(at), Some(b' ' | b':'))
+}
+
+/// The level words a log line may start with, uppercase (`INFO`, `WARN`, logrus's `ERRO`,
+/// log15's `EROR`, serilog's `WRN`, …).
+pub const LEVEL_WORDS: &[&str] = &[
+    "TRACE",
+    "TRAC",
+    "TRC",
+    "VRB",
+    "VERBOSE",
+    "DEBUG",
+    "DEBU",
+    "DBUG",
+    "DBG",
+    "INFO",
+    "INF",
+    "NOTICE",
+    "FINE",
+    "FINER",
+    "FINEST",
+    "CONFIG",
+    "LOG",
+    "WARN",
+    "WARNING",
+    "WRN",
+    "ERROR",
+    "ERRO",
+    "EROR",
+    "ERR",
+    "FATAL",
+    "FATA",
+    "FTL",
+    "CRITICAL",
+    "CRIT",
+    "PANIC",
+    "PANI",
+    "SEVERE",
+    "EMERG",
+    "EMERGENCY",
+    "ALERT",
+];
+
+/// Returns true if and only if `s` starts with a level word (see [`LEVEL_WORDS`]) that a
+/// separator ends (`INFO `, `ERROR:root:`, `WARN[0000]`, `INFO]`), or with ASP.NET Core's or
+/// winston's lowercase `level: ` (but `error: `, which compilers print too).
+fn starts_with_level(s: &[u8]) -> bool {
+    let word = s.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    if word == 0 || s.get(word).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+        return false;
+    }
+    let w = &s[..word];
+    if LEVEL_WORDS.iter().any(|l| l.as_bytes() == w) {
+        return true;
+    }
+    // Not `error: `: that is how compilers start a diagnostic.
+    const LOWER: [&[u8]; 7] = [b"trce", b"dbug", b"debug", b"info", b"warn", b"fail", b"crit"];
+    s[word..].starts_with(b": ") && LOWER.contains(&w)
+}
+
+/// Returns true if and only if `s` starts with a logfmt field a log line starts with
+/// (`time=`, `ts=`, `t=`, `timestamp=`, `level=`, `lvl=`).
+fn starts_with_logfmt(s: &[u8]) -> bool {
+    const KEYS: [&[u8]; 6] = [b"time=", b"ts=", b"t=", b"timestamp=", b"level=", b"lvl="];
+    KEYS.iter().any(|k| s.starts_with(k))
+}
+
+/// Returns true if and only if `s`, starting with `{`, opens a JSON log record: its first
+/// key is one log libraries put first (zap, logrus, pino, slog, MongoDB, ECS), or it holds
+/// both a `"level"` and a `"msg"` (bunyan starts with `"name"`).
+fn starts_json_log(s: &[u8]) -> bool {
+    const KEYS: [&[u8]; 10] = [
+        b"\"level\"",
+        b"\"lvl\"",
+        b"\"severity\"",
+        b"\"time\"",
+        b"\"ts\"",
+        b"\"t\"",
+        b"\"timestamp\"",
+        b"\"@timestamp\"",
+        b"\"msg\"",
+        b"\"message\"",
+    ];
+    let rest = s[1..].trim_ascii_start();
+    let has = |needle: &[u8]| s.windows(needle.len()).any(|w| w == needle);
+    KEYS.iter().any(|k| rest.starts_with(k)) || (has(b"\"level\":") && has(b"\"msg\":"))
+}
+
 /// Finds the runs of at least three lines (or three blocks of up to [`MAX_PERIOD`] lines)
 /// whose [`normalize`]d forms repeat, none of them an evidence line or an [`is_alarm`] line.
 ///
@@ -579,6 +906,116 @@ mod tests {
         let owned = server_log();
         let lines = refs(&owned);
         assert_eq!(fold(&lines, &[]), fold(&lines, &[]));
+    }
+
+    /// `make(i)` for 40 lines, as an output.
+    fn output(make: impl Fn(usize) -> String) -> Vec<String> {
+        (0..40).map(make).collect()
+    }
+
+    #[test]
+    fn real_log_shapes_look_like_logs() {
+        let shapes: Vec<Vec<String>> = vec![
+            output(|i| {
+                format!(
+                    "127.0.0.1 - - [01/Dec/2026 15:12:{:02}] \"GET /{i} HTTP/1.1\" 200 -",
+                    i % 60
+                )
+            }),
+            output(|i| format!("INFO:     127.0.0.1:5{i:04} - \"GET /items HTTP/1.1\" 200 OK")),
+            output(|i| format!("2026/12/01 10:00:{:02} [notice] 1#1: worker {i} started", i % 60)),
+            output(|i| format!("Dec  1 10:00:{:02} web-1 sshd[{i}]: session opened", i % 60)),
+            output(|i| {
+                format!("I1201 10:00:{:02}.123456       1 controller.go:{i}] synced", i % 60)
+            }),
+            output(|i| {
+                format!("time=\"2026-12-01T10:00:{:02}Z\" level=info msg=\"tick {i}\"", i % 60)
+            }),
+            output(|i| format!("{{\"level\":\"info\",\"ts\":1764583200.{i},\"msg\":\"tick\"}}")),
+            output(|i| format!("{{\"name\":\"app\",\"pid\":7,\"level\":30,\"msg\":\"tick {i}\"}}")),
+            output(|i| format!("INFO:app.worker:processed job {i}")),
+            output(|i| format!("[2026-12-01T10:00:{:02}Z INFO  app] tick {i}", i % 60)),
+            output(|i| {
+                format!("web-1  | 2026-12-01 10:00:{:02},123 INFO [main] app - tick {i}", i % 60)
+            }),
+            output(|i| {
+                format!("Dec 01, 2026 10:00:{:02} AM com.example.App run\nINFO: tick {i}", i % 60)
+            }),
+            // ASP.NET: one header line, one indented message line per entry.
+            output(|i| {
+                if i % 2 == 0 {
+                    "info: App.Worker[0]".to_owned()
+                } else {
+                    format!("      tick {i}")
+                }
+            }),
+            // A log whose entries carry stack traces.
+            output(|i| match i % 4 {
+                0 => format!("2026-12-01 10:00:{:02},123 ERROR [main] app - boom", i % 60),
+                1 => "java.lang.IllegalStateException: boom".to_owned(),
+                _ => format!("\tat com.example.App.run(App.java:{i})"),
+            }),
+        ];
+        for shape in &shapes {
+            let owned: Vec<String> =
+                shape.iter().flat_map(|l| l.lines().map(str::to_owned)).collect();
+            assert!(looks_like_log(&refs(&owned)), "not a log: {:?}", &owned[..2]);
+        }
+    }
+
+    #[test]
+    fn listings_runs_tables_and_documents_are_not_logs() {
+        let shapes: Vec<Vec<String>> = vec![
+            output(|i| format!("./src/module_{}/file_{i}.rs", i % 7)),
+            output(|i| format!("test parser::tests::case_{i} ... ok")),
+            output(|i| format!("src/lib.rs:{i}:    let x = compute({i});")),
+            output(|i| format!("{i:07x} fix: handle case {i}")),
+            output(|i| format!("2026-12-01,{i},widget-{i}")),
+            output(|i| format!("2026-12-01\t{i}\twidget-{i}")),
+            output(|i| format!("  \"key_{i}\": {i},")),
+            output(|i| format!("{{\"id\":{i},\"name\":\"pkg-{i}\",\"version\":\"1.0.{i}\"}}")),
+            output(|i| format!("-rw-r--r-- 1 root root {i} Dec  1 10:00 file_{i}")),
+            output(|i| format!("web-{i:<20}1/1     Running   0          3d")),
+        ];
+        for shape in &shapes {
+            assert!(!looks_like_log(&refs(shape)), "a log: {:?}", &shape[..2]);
+        }
+        assert!(!looks_like_log(&[]));
+        assert!(!looks_like_log(&["2026-12-01 10:00:00 INFO a", "2026-12-01 10:00:01 INFO b"]));
+    }
+
+    #[test]
+    fn log_prefixes_are_recognised() {
+        for line in [
+            "2026-12-01T10:00:00.123Z  INFO app: x",
+            "2026-12-01 10:00:00,123 WARN x",
+            "01-Dec-2026 10:00:05.123 SEVERE [main] x",
+            "[01/Dec/2026:10:00:00 +0000] x",
+            "[Mon Dec 01 10:00:07.123456 2026] [core:error] x",
+            "Dec  1 10:00:00 host app[1]: x",
+            "10:00:00.123 [main] INFO x",
+            "3:04PM ERR x",
+            "1764583200.123 x",
+            "[   12.345678] usb 1-1: x",
+            "<3>Dec  1 10:00:00 host x",
+            "E, [2026-12-01T10:00:03.123456 #4711] ERROR -- : x",
+            "::1 - - [01/Dec/2026 10:00:00] x",
+            "ERROR:root:x",
+            "WARN[0043] x",
+            "fail: Microsoft.AspNetCore[1]",
+            "ts=2026-12-01T10:00:00Z level=info",
+            "[pod/web-1/web] 2026-12-01T10:00:00Z x",
+        ] {
+            assert!(starts_like_log(line), "{line}");
+        }
+        for line in
+            ["./src/main.rs", "Compiling x v0.1.0", "2026-12-01,3", "error: x", "{\"id\":1}", ""]
+        {
+            assert!(!starts_like_log(line), "{line}");
+        }
+        assert_eq!(strip_log_prefix("web-1  | hello"), "hello");
+        assert_eq!(strip_log_prefix("a | b"), "b");
+        assert_eq!(strip_log_prefix("a| b"), "a| b");
     }
 
     #[test]
