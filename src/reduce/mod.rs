@@ -657,6 +657,9 @@ struct Classified {
     kinds: Vec<u8>,
     table: Option<shape::table::Layout>,
     diagnostics: Option<shape::diagnostics::Sampled>,
+    /// The shape the lossy candidate uses: the rule's, or for the fallback `log` when the
+    /// output looks like a log (a uniform log folds whatever command wrote it).
+    shape: Option<String>,
 }
 
 /// Compiles the rule (builtin rules only: untrusted ones come compiled from [`settle`]),
@@ -668,7 +671,7 @@ fn classify(
     compiled: Option<CompiledRule>,
     budget: &Budget,
     metered: bool,
-    _kind: Kind,
+    kind: Kind,
     out: &mut Reduction,
 ) -> Classified {
     let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
@@ -677,6 +680,11 @@ fn classify(
     // On a failing run, any line naming a failure is kept, whatever its dialect.
     if out.exit_code.is_some_and(|code| code != 0) {
         evidence::mark_failure_words(lines, &mut evidence);
+    }
+    // In data, whatever the exit code, alarms are evidence: an HTTP status of 400 or more,
+    // a WARN/ERROR/FATAL line, a failed state in a table.
+    if kind == Kind::Data {
+        evidence::mark_alarms(lines, &mut evidence);
     }
     // One pass of the rule's line patterns: skip, keep and evidence bits per line.
     let kinds = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
@@ -717,7 +725,10 @@ fn classify(
             evidence[i] = false;
         }
     }
-    Classified { compiled, evidence, kinds, table, diagnostics }
+    let shape = rule.shape.clone().or_else(|| {
+        (out.fallback && shape::log::looks_like_log(lines)).then(|| "log".to_owned())
+    });
+    Classified { compiled, evidence, kinds, table, diagnostics, shape }
 }
 
 /// The budget ran out: the original goes out, and one problem names the rule that was
@@ -945,7 +956,7 @@ fn candidate_body<'a>(
     budget: &Budget,
     data_budget: Option<usize>,
 ) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
-    let Classified { compiled, evidence, kinds, table, diagnostics } = classified;
+    let Classified { compiled, evidence, kinds, table, diagnostics, shape } = classified;
     let n = lines.len();
     // matchOutput replaces everything with a message. The gate still checks evidence, so
     // a message over a failing run is rejected and the original goes out.
@@ -1003,7 +1014,7 @@ fn candidate_body<'a>(
         return (body, facts, omitted, None);
     }
     let (head, tail) = rule.window(exit_code);
-    let shape = match (rule.shape.as_deref(), table.as_ref()) {
+    let shape = match (shape.as_deref(), table.as_ref()) {
         (Some("search-hits"), _)
             if widest(&mut plan, lines, data_budget, |plan, k| {
                 plan.group_search_hits(
