@@ -12,6 +12,8 @@
 //!   counts folded.
 //! - [`testrun`]: the counts of a test run, from the runner's own summaries.
 //! - [`diagnostics`]: a long list of located diagnostics, sampled by kind.
+//! - [`repeats`]: identical consecutive lines and blocks written once with their count
+//!   (`  [× N]`). Lossless, with a decoder.
 //!
 //! None of them sees the environment, a file or a rule: the pipeline in `reduce` decides
 //! when each applies and the gate decides whether its result is adopted.
@@ -21,5 +23,6 @@ pub mod json_elide;
 pub mod json_table;
 pub mod log;
 pub mod ndjson;
+pub mod repeats;
 pub mod table;
 pub mod testrun;
