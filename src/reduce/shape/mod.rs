@@ -14,15 +14,22 @@
 //!   counts folded.
 //! - [`testrun`]: the counts of a test run, from the runner's own summaries.
 //! - [`diagnostics`]: a long list of located diagnostics, sampled by kind.
+//! - [`columns`]: tables whose rows share text at the same fields (a constant column with
+//!   its padding, a common prefix or suffix) with that text stated once. Lossless, with a
+//!   decoder.
+//! - [`repeats`]: identical consecutive lines and blocks written once with their count
+//!   (`  [× N]`). Lossless, with a decoder.
 //!
 //! None of them sees the environment, a file or a rule: the pipeline in `reduce` decides
 //! when each applies and the gate decides whether its result is adopted.
 
+pub mod columns;
 pub mod diagnostics;
 pub mod json_elide;
 pub mod json_table;
 pub mod log;
 pub mod ndjson;
 pub mod paths;
+pub mod repeats;
 pub mod table;
 pub mod testrun;
