@@ -38,12 +38,30 @@ struct Route {
 }
 
 /// The routes, in the order ties are broken.
-const ROUTES: &[Route] = &[Route {
-    name: "paths",
-    encode: shape::paths::encode,
-    legend: shape::paths::LEGEND_PREFIX,
-    decode: |text| shape::paths::decode(text).map_err(|e| e.to_string()),
-}];
+const ROUTES: &[Route] = &[
+    Route {
+        name: "paths",
+        encode: shape::paths::encode,
+        legend: shape::paths::LEGEND_PREFIX,
+        decode: |text| shape::paths::decode(text).map_err(|e| e.to_string()),
+    },
+    Route {
+        name: "repeats",
+        encode: shape::repeats::encode,
+        legend: shape::repeats::LEGEND,
+        decode: |text| shape::repeats::decode(text).map_err(|e| e.to_string()),
+    },
+    Route {
+        name: "columns",
+        // A log's "columns" are pieces of timestamps: exact, but no one reads them well;
+        // logs are left to the log fold.
+        encode: |lines| {
+            if shape::log::looks_like_log(lines) { None } else { shape::columns::encode(lines) }
+        },
+        legend: shape::columns::LEGEND,
+        decode: |text| shape::columns::decode(text).map_err(|e| e.to_string()),
+    },
+];
 
 /// Whether `shape` (a rendition's) is one of the lossless line routes.
 pub fn is_route(shape: &str) -> bool {
@@ -109,10 +127,16 @@ pub(super) enum Within {
 /// The data step: when the output, after the rule's noise and its best lossless route, fits
 /// in the data budget, it ends here: the encoding (or the kept lines) if the gate adopts it,
 /// else the original. `None` when it is past the budget, for the lossy candidate.
+///
+/// Every evidence line is in the kept lines (noise never takes one) and the routes are
+/// exact, so the evidence is all there; the gate still asks for each evidence line verbatim
+/// on a line of its own: an error is read as it was written, never re-encoded. An encoding
+/// that folded one is not adopted, and the kept lines are tried as they are.
 pub(super) fn within_budget(
     run: &Run<'_>,
     lines: &[&str],
     classified: &Classified,
+    evidence_set: &HashSet<&str>,
 ) -> Option<Within> {
     let Classified { compiled, evidence, kinds, .. } = classified;
     let mut plan = Plan::keep_all(lines.len());
@@ -127,10 +151,6 @@ pub(super) fn within_budget(
     plan.trim_blank_edges(lines);
     plan.collapse_blank_runs(lines);
     let kept: Vec<&str> = plan.kept().into_iter().map(|i| lines[i]).collect();
-    let (body, shape): (Vec<Cow<'_, str>>, _) = match encode(&kept) {
-        Some((text, name)) => (vec![Cow::Owned(text)], Some(name)),
-        None => (kept.iter().map(|l| Cow::Borrowed(*l)).collect(), None),
-    };
     let omitted = Omitted {
         noise: plan.state.iter().filter(|s| **s == Some(Drop::Noise)).count(),
         blank: plan.state.iter().filter(|s| **s == Some(Drop::Blank)).count(),
@@ -138,16 +158,28 @@ pub(super) fn within_budget(
     };
     let facts = count(lines, &plan, compiled, run.budget);
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
-    let text = format_text(run.shown_exit, &facts, &body, &omitted, lines.len(), artifact);
     let budget = run.opts.limits.data_budget;
-    if super::tokens::estimate(&text) > budget {
-        return None;
+    let text_of = |body: &[Cow<'_, str>]| {
+        format_text(run.shown_exit, &facts, body, &omitted, lines.len(), artifact)
+    };
+    let plain = || kept.iter().map(|l| Cow::Borrowed(*l)).collect::<Vec<_>>();
+    let mut within = false;
+    let candidates = encode(&kept)
+        .map(|(text, name)| (vec![Cow::Owned(text)], Some(name)))
+        .into_iter()
+        .chain(std::iter::once((plain(), None)));
+    for (body, shape) in candidates {
+        let text = text_of(&body);
+        if super::tokens::estimate(&text) > budget {
+            continue;
+        }
+        within = true;
+        let candidate = gate::Candidate { text, lossless: false };
+        if let Ok(adopted) =
+            gate::judge(run.original_size, evidence_set, candidate, &run.opts.limits)
+        {
+            return Some(Within::Adopted { adopted, omitted, shape, facts });
+        }
     }
-    // Every evidence line is in `kept` (noise never takes one) and the routes are exact, so
-    // the evidence is all there, if re-encoded: the gate judges size alone.
-    let candidate = gate::Candidate { text, lossless: omitted.lines() == 0 };
-    Some(match gate::judge(run.original_size, &HashSet::new(), candidate, &run.opts.limits) {
-        Ok(adopted) => Within::Adopted { adopted, omitted, shape, facts },
-        Err(_) => Within::Whole(Passthrough::Data { tokens: run.original_size.tokens, budget }),
-    })
+    within.then(|| Within::Whole(Passthrough::Data { tokens: run.original_size.tokens, budget }))
 }

@@ -441,7 +441,7 @@ fn line_pipeline(
     };
 
     if run.kind == Kind::Data
-        && let Some(within) = data::within_budget(run, lines, &classified)
+        && let Some(within) = data::within_budget(run, lines, &classified, &distinct)
     {
         return match within {
             data::Within::Adopted { adopted, omitted, shape, facts } => {
