@@ -129,19 +129,31 @@ pub fn encode(body: &str) -> Option<String> {
     if body.len() < PAYS_BYTES {
         return None;
     }
-    let text = encode_exact(body)?;
+    let text = encode_unchecked(body)?;
     let pays =
         text.len() * 100 <= body.len() * PAYS_PERCENT && body.len() - text.len() >= PAYS_BYTES;
-    pays.then_some(text)
+    // Lossless: the layout is a guess and the writer's quoting a judgement; only the round
+    // trip proves both. It costs about as much as the encoding, so it comes last.
+    (pays && is_exact(body, &text)).then_some(text)
 }
 
 /// The encoding of `body` whatever its size, or `None` when it is not one object or array
 /// or does not decode back to `body` exactly.
+#[cfg(test)]
 fn encode_exact(body: &str) -> Option<String> {
+    encode_unchecked(body).filter(|text| is_exact(body, text))
+}
+
+fn is_exact(body: &str, text: &str) -> bool {
+    decode(text).is_ok_and(|back| back == body)
+}
+
+/// The encoding of `body`, not yet proven to decode back to it.
+fn encode_unchecked(body: &str) -> Option<String> {
     if !matches!(body.as_bytes().first(), Some(b'{' | b'[')) {
         return None;
     }
-    let mut parser = Parser { b: body.as_bytes(), src: body, i: 0, after_colon: None };
+    let mut parser = Parser::new(body);
     let root = parser.document()?;
     let layout = Layout::detect(body, parser.after_colon)?;
     let mut w = Writer::default();
@@ -165,9 +177,7 @@ fn encode_exact(body: &str) -> Option<String> {
     text.push_str(PRINTED);
     layout.describe(&mut text);
     text.push_str(&w.out);
-    // Lossless: the layout is a guess and the writer's quoting a judgement; only the round
-    // trip proves both.
-    decode(&text).is_ok_and(|back| back == body).then_some(text)
+    Some(text)
 }
 
 /// The document text back from exactly what [`encode`] wrote.
@@ -250,9 +260,25 @@ struct Parser<'a> {
     i: usize,
     /// The whitespace after the first `:`, for the layout.
     after_colon: Option<&'a str>,
+    /// Entries of the objects being parsed, innermost last: they move into one exact
+    /// allocation when their object ends, with no regrowth per object.
+    entries: Vec<(Leaf<'a>, Node<'a>)>,
+    /// Items of the arrays being parsed, the same way.
+    items: Vec<Node<'a>>,
 }
 
 impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Parser<'a> {
+        Parser {
+            src,
+            b: src.as_bytes(),
+            i: 0,
+            after_colon: None,
+            entries: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+
     fn document(&mut self) -> Option<Node<'a>> {
         let node = self.value(0)?;
         self.ws();
@@ -278,10 +304,10 @@ impl<'a> Parser<'a> {
             b'{' | b'[' if depth >= MAX_DEPTH => None,
             b'{' => {
                 self.i += 1;
-                let mut entries = Vec::new();
                 if self.eat(b'}') {
-                    return Some(Node::Obj(entries));
+                    return Some(Node::Obj(Vec::new()));
                 }
+                let base = self.entries.len();
                 loop {
                     self.ws();
                     let key = self.string()?;
@@ -293,21 +319,25 @@ impl<'a> Parser<'a> {
                         self.ws();
                         self.after_colon = self.src.get(start..self.i);
                     }
-                    entries.push((Leaf::Raw(key), self.value(depth + 1)?));
+                    let value = self.value(depth + 1)?;
+                    self.entries.push((Leaf::Raw(key), value));
                     if !self.eat(b',') {
+                        let entries = self.entries.drain(base..).collect();
                         return self.eat(b'}').then_some(Node::Obj(entries));
                     }
                 }
             }
             b'[' => {
                 self.i += 1;
-                let mut items = Vec::new();
                 if self.eat(b']') {
-                    return Some(Node::Arr(items));
+                    return Some(Node::Arr(Vec::new()));
                 }
+                let base = self.items.len();
                 loop {
-                    items.push(self.value(depth + 1)?);
+                    let item = self.value(depth + 1)?;
+                    self.items.push(item);
                     if !self.eat(b',') {
+                        let items = self.items.drain(base..).collect();
                         return self.eat(b']').then_some(Node::Arr(items));
                     }
                 }
@@ -881,6 +911,8 @@ struct Line<'t> {
 struct Reader<'t> {
     lines: Vec<Line<'t>>,
     at: usize,
+    /// Entries of the objects being read, innermost last, as in [`Parser`].
+    entries: Vec<(Leaf<'t>, Node<'t>)>,
 }
 
 fn malformed(line: usize, what: &'static str) -> DecodeError {
@@ -898,7 +930,7 @@ impl<'t> Reader<'t> {
             }
             lines.push(Line { n: i + 2, depth: spaces / STEP.len(), text });
         }
-        Ok(Reader { lines, at: 0 })
+        Ok(Reader { lines, at: 0, entries: Vec::new() })
     }
 
     fn peek(&self) -> Option<&Line<'t>> {
@@ -934,20 +966,21 @@ impl<'t> Reader<'t> {
 
     /// The entries at `depth`, up to the first line that is not one.
     fn entries(&mut self, depth: usize) -> Result<Vec<(Leaf<'t>, Node<'t>)>, DecodeError> {
-        let mut entries = Vec::new();
+        let base = self.entries.len();
         while let Some(line) = self.peek() {
             if line.depth != depth || line.text.starts_with("- ") {
                 break;
             }
             let (n, text) = (line.n, line.text);
             self.at += 1;
-            entries.push(self.entry(n, text, depth)?);
+            let entry = self.entry(n, text, depth)?;
+            self.entries.push(entry);
         }
-        if entries.is_empty() {
+        if self.entries.len() == base {
             let n = self.peek().map_or(self.lines.len() + 1, |l| l.n);
             return Err(malformed(n, "expected an entry"));
         }
-        Ok(entries)
+        Ok(self.entries.drain(base..).collect())
     }
 
     fn entry(
@@ -1230,7 +1263,7 @@ mod tests {
 
     /// `json` printed as `JSON.stringify(v, null, 2)` does, key order kept.
     fn pretty(json: &str) -> String {
-        let mut parser = Parser { b: json.as_bytes(), src: json, i: 0, after_colon: None };
+        let mut parser = Parser::new(json);
         let node = parser.document().expect("valid JSON");
         let mut out = String::new();
         Layout::Pretty { indent: 2, tight: false }.print(&mut out, &node, 0);
