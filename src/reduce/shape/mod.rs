@@ -9,6 +9,8 @@
 //! - [`ndjson`]: JSON Lines of one shape as one table; lines of other shapes stay in place.
 //! - [`table`]: aligned tables (`ps`, `df`, `kubectl get`, `docker ps`): header, head and
 //!   tail verbatim, the middle sampled, flagged rows always kept.
+//! - [`compact_json`]: irregular pretty-printed JSON as indented `key: value` lines
+//!   (TOON-like), lossless, with a decoder that re-prints the original text.
 //! - [`json_elide`]: JSON too irregular to tabulate, elided structurally.
 //! - [`log`]: long logs, runs of lines that differ only in timestamps, ids, durations and
 //!   counts folded.
@@ -24,6 +26,7 @@
 //! when each applies and the gate decides whether its result is adopted.
 
 pub mod columns;
+pub mod compact_json;
 pub mod diagnostics;
 pub mod json_elide;
 pub mod json_table;
