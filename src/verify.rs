@@ -175,11 +175,7 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
     }
     // A lossless route re-encodes lines (a path folded under its directory): a fact is
     // kept when the rendition shows it or decodes to it.
-    let decoded = first
-        .shape
-        .filter(|shape| reduce::data::is_route(shape))
-        .and_then(|shape| reduce::data::decode(shape, &first.text, first.omitted.lines() > 0).ok())
-        .map(|lines| lines.join("\n"));
+    let decoded = decoded_text(&first);
     for keep in &case.must_keep {
         let kept = first.text.contains(keep.as_str())
             || decoded.as_ref().is_some_and(|text| text.contains(keep.as_str()));
@@ -202,7 +198,11 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
             ));
         }
         for line in reduce::evidence_of(case.text.as_bytes(), case.cols()) {
-            if !first.text.lines().any(|l| l == line) && !sampled_diagnostic(&first, &line) {
+            let decodes = decoded.as_ref().is_some_and(|text| text.lines().any(|l| l == line));
+            if !first.text.lines().any(|l| l == line)
+                && !sampled_diagnostic(&first, &line)
+                && !decodes
+            {
                 problem(format!("evidence line {line:?} is missing"));
             }
         }
@@ -212,8 +212,10 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
         // JSON shapes re-encode or re-indent: their lines are checked by the round trip
         // (tables) or by evidence and must_keep (elision), not line by line.
-        let reencoded = matches!(first.shape, Some("json-table" | "ndjson-table" | "json-elided"))
-            || first.shape.is_some_and(reduce::data::is_route);
+        let reencoded = matches!(
+            first.shape,
+            Some("json-table" | "ndjson-table" | "json-elided" | "compact-json")
+        ) || first.shape.is_some_and(reduce::data::is_route);
         let original: BTreeSet<&str> = if reencoded {
             BTreeSet::new()
         } else {
@@ -239,6 +241,25 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         }
     }
     report
+}
+
+/// The text a lossless re-encoding (a data route, compact JSON) stands for, decoded from
+/// the rendition; `None` for other renditions or one that does not decode (the round trip
+/// reports that).
+fn decoded_text(out: &reduce::Reduction) -> Option<String> {
+    match out.shape? {
+        "compact-json" => {
+            let body =
+                out.text.find(reduce::shape::compact_json::LEGEND).map(|at| &out.text[at..])?;
+            reduce::shape::compact_json::decode(body).ok()
+        }
+        shape if reduce::data::is_route(shape) => {
+            reduce::data::decode(shape, &out.text, out.omitted.lines() > 0)
+                .ok()
+                .map(|l| l.join("\n"))
+        }
+        _ => None,
+    }
 }
 
 /// For the lossless JSON shapes, decodes the rendition and compares it with the original
@@ -292,6 +313,13 @@ fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
                         n + 1
                     ));
                 }
+            }
+        }
+        Some("compact-json") => {
+            let decoded = crate::reduce::shape::compact_json::decode(table)
+                .map_err(|e| format!("the compact JSON does not decode: {e}"))?;
+            if decoded != body.join("\n") {
+                return Err("the compact JSON decodes to text other than the original".to_owned());
             }
         }
         Some(shape) if reduce::data::is_route(shape) => {

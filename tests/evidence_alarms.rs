@@ -238,6 +238,11 @@ fn noise_line(format: &str, rng: &mut Rng, i: usize) -> String {
         "jsonlogs" => format!(
             "{{\"timestamp\":\"2026-12-01T09:{m:02}:{s:02}Z\",\"severity\":\"INFO\",\"message\":\"{word}\"}}"
         ),
+        // sqlite3 list mode / psql -A: id|job|queue|state|attempts|time|ms|message
+        "delimited" => format!(
+            "{i}|send-{word}|default|succeeded|1|2026-12-01 09:{m:02}:{s:02}|{ms}|",
+            word = word.split_whitespace().next().unwrap_or("mail")
+        ),
         other => panic!("no noise for format {other}"),
     }
 }

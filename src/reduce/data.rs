@@ -181,5 +181,5 @@ pub(super) fn within_budget(
             return Some(Within::Adopted { adopted, omitted, shape, facts });
         }
     }
-    within.then(|| Within::Whole(Passthrough::Data { tokens: run.original_size.tokens, budget }))
+    within.then_some(Within::Whole(Passthrough::Data { tokens: run.original_size.tokens, budget }))
 }

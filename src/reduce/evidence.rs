@@ -971,6 +971,12 @@ pub fn mark_alarms(lines: &[&str], evidence: &mut [bool]) {
             evidence[i] = true;
         }
     });
+    // A delimited row (`sqlite3` list mode, `psql -A`, TSV) whose field is a failed state.
+    for (line, flag) in lines.iter().zip(evidence.iter_mut()) {
+        if !*flag && has_failed_field(line) {
+            *flag = true;
+        }
+    }
     // Detecting a table costs a few times the scans above; data tables (`docker ps`,
     // `kubectl get`, `systemctl`, `helm list`, a query) start at the top, so a table is
     // looked for in the whole output only when one starts in its first lines.
@@ -1010,6 +1016,36 @@ pub fn is_alarm_line(line: &str) -> bool {
     rest.starts_with("panic: ")
         || rest.starts_with("Traceback (")
         || rest.starts_with("fatal error: ")
+}
+
+/// The states that mark a failed row when one is a whole field of a delimited row.
+const FAILED_STATES: [&str; 10] = [
+    "failed",
+    "failure",
+    "error",
+    "errored",
+    "fatal",
+    "crashed",
+    "aborted",
+    "timeout",
+    "timed out",
+    "dead",
+];
+
+/// Whether `line` is a row delimited by `|` or tabs with a whole field (spaces trimmed)
+/// that is a failed state (`331|charge|failed|…`, `7\terror\t…`), in any case.
+fn has_failed_field(line: &str) -> bool {
+    let delimiter = if line.contains('|') {
+        '|'
+    } else if line.contains('\t') {
+        '\t'
+    } else {
+        return false;
+    };
+    line.split(delimiter).any(|field| {
+        let field = field.trim();
+        field.len() <= 9 && FAILED_STATES.iter().any(|s| field.eq_ignore_ascii_case(s))
+    })
 }
 
 /// The HTTP methods an access log names.

@@ -381,7 +381,8 @@ fn pipeline(
     // document is joined once for both JSON shapes and freed before the line pipeline.
     let json = (!opts.raw && opens_json(&lines)).then(|| trimmed_join(&lines));
     if let Some(body) = &json
-        && let Some((text, shape)) = lossless_json(body, opts.shown_exit(input.exit_code))
+        && let Some((text, shape)) =
+            lossless_json(body, opts.shown_exit(input.exit_code), opts.limits.data_budget)
         && let Ok(adopted) = gate::judge(
             original_size,
             &HashSet::new(),
@@ -725,9 +726,10 @@ fn classify(
             evidence[i] = false;
         }
     }
-    let shape = rule.shape.clone().or_else(|| {
-        (out.fallback && shape::log::looks_like_log(lines)).then(|| "log".to_owned())
-    });
+    let shape = rule
+        .shape
+        .clone()
+        .or_else(|| (out.fallback && shape::log::looks_like_log(lines)).then(|| "log".to_owned()));
     Classified { compiled, evidence, kinds, table, diagnostics, shape }
 }
 
@@ -769,12 +771,28 @@ fn opens_json(lines: &[&str]) -> bool {
         .is_some_and(|l| shape::json_table::looks_like_json(l))
 }
 
-/// `body` (the output, blank edges trimmed) as a lossless table, if it is a JSON document or
-/// JSON Lines of one shape: the rendition text and the shape's name.
-fn lossless_json(body: &str, exit_code: Option<i64>) -> Option<(String, &'static str)> {
-    let (table, shape) = match shape::json_table::encode(body) {
-        Some(table) => (table.text, "json-table"),
-        None => (shape::ndjson::encode(body)?.text, "ndjson-table"),
+/// `body` (the output, blank edges trimmed) re-encoded losslessly, if it is a JSON document
+/// or JSON Lines of one shape (a table) or a pretty-printed document (the compact form):
+/// the rendition text and the shape's name.
+fn lossless_json(
+    body: &str,
+    exit_code: Option<i64>,
+    data_budget: usize,
+) -> Option<(String, &'static str)> {
+    // A table where one fits (JSON Lines only when no document does); the compact form of
+    // the document when it is smaller still and within the data budget. Past the budget, a
+    // document the compact form only shortens by a third or so is better elided.
+    let table = match shape::json_table::encode(body) {
+        Some(table) => Some((table.text, "json-table")),
+        None => shape::ndjson::encode(body).map(|t| (t.text, "ndjson-table")),
+    };
+    let compact = shape::compact_json::encode(body)
+        .filter(|text| tokens::estimate(text) <= data_budget)
+        .map(|text| (text, "compact-json"));
+    let (table, shape) = match (table, compact) {
+        (Some(t), Some(c)) if tokens::estimate(&c.0) < tokens::estimate(&t.0) => c,
+        (Some(t), _) => t,
+        (None, c) => c?,
     };
     let mut text = String::with_capacity(table.len() + 24);
     push_exit_line(&mut text, exit_code);
@@ -821,6 +839,9 @@ fn elided_json(
     );
     if let Some((id, path)) = artifact {
         let _ = write!(text, " · full output: tj expand {id} ({path})");
+        if data_budget.is_some() {
+            let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
+        }
     }
     Some(text)
 }
