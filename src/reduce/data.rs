@@ -53,15 +53,36 @@ const ROUTES: &[Route] = &[
     },
     Route {
         name: "columns",
-        // A log's "columns" are pieces of timestamps: exact, but no one reads them well;
-        // logs are left to the log fold.
+        // Only for tables: a listing's one "column" loses its readable prefix (a path cut
+        // to `0/file_1`), and a log's columns are pieces of timestamps; path folding and
+        // the log fold read better there.
         encode: |lines| {
-            if shape::log::looks_like_log(lines) { None } else { shape::columns::encode(lines) }
+            if looks_tabular(lines) && !shape::log::looks_like_log(lines) {
+                shape::columns::encode(lines)
+            } else {
+                None
+            }
         },
         legend: shape::columns::LEGEND,
         decode: |text| shape::columns::decode(text).map_err(|e| e.to_string()),
     },
 ];
+
+/// The routes are tried on outputs up to this many times the data budget: none shrinks a
+/// real output further (path folding, the best, saves about four fifths of a deep `find`),
+/// and past it their cost would be paid for nothing.
+const ROUTE_REACH: usize = 8;
+
+/// Whether `lines` read as a table: of (at most 256 of) its non-blank lines, four in five
+/// hold three fields or more, split at `|` or at runs of blanks.
+fn looks_tabular(lines: &[&str]) -> bool {
+    let sample: Vec<&str> =
+        lines.iter().copied().filter(|l| !l.trim().is_empty()).take(256).collect();
+    let fields = |line: &str| {
+        if line.contains('|') { line.split('|').count() } else { line.split_whitespace().count() }
+    };
+    !sample.is_empty() && sample.iter().filter(|l| fields(l) >= 3).count() * 5 >= sample.len() * 4
+}
 
 /// Whether `shape` (a rendition's) is one of the lossless line routes.
 pub fn is_route(shape: &str) -> bool {
@@ -164,7 +185,11 @@ pub(super) fn within_budget(
     };
     let plain = || kept.iter().map(|l| Cow::Borrowed(*l)).collect::<Vec<_>>();
     let mut within = false;
-    let candidates = encode(&kept)
+    let plain_tokens: usize = kept.iter().map(|l| super::tokens::estimate(l) + 1).sum();
+    let reachable = plain_tokens <= budget.saturating_mul(ROUTE_REACH);
+    let candidates = reachable
+        .then(|| encode(&kept))
+        .flatten()
         .map(|(text, name)| (vec![Cow::Owned(text)], Some(name)))
         .into_iter()
         .chain(std::iter::once((plain(), None)));
@@ -174,7 +199,10 @@ pub(super) fn within_budget(
             continue;
         }
         within = true;
-        let candidate = gate::Candidate { text, lossless: false };
+        if gate::check(evidence_set, &text).is_err() {
+            continue;
+        }
+        let candidate = gate::Candidate { text, lossless: omitted.lines() == 0 };
         if let Ok(adopted) =
             gate::judge(run.original_size, evidence_set, candidate, &run.opts.limits)
         {
