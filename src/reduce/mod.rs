@@ -1070,11 +1070,11 @@ fn candidate_body<'a>(
         (Some("log"), _) => {
             let folds = shape::log::fold(lines, evidence);
             plan.fold_similar(&folds, evidence);
-            window(&mut plan, lines, evidence, (head, tail), data_budget);
+            last_cut(&mut plan, lines, evidence, (head, tail), data_budget);
             (!folds.is_empty()).then_some("log")
         }
         _ => {
-            window(&mut plan, lines, evidence, (head, tail), data_budget);
+            last_cut(&mut plan, lines, evidence, (head, tail), data_budget);
             None
         }
     };
@@ -1126,7 +1126,7 @@ const QUARTER: usize = 4;
 
 /// The last cut of the lossy candidate: the rule's head/tail window, or for a data output
 /// (past its budget) the sampled window.
-fn window(
+fn last_cut(
     plan: &mut Plan,
     lines: &[&str],
     evidence: &[bool],
