@@ -626,7 +626,11 @@ impl<'a> Grid<'a> {
             .filter(|&k| majorities[k].is_some() && !covered(k))
             .filter_map(|k| {
                 let values: Vec<&str> = fit.iter().filter_map(|&i| self.token(i, k)).collect();
-                if values.len() < need {
+                // What is left of a path once its shared start or end goes still reads as a
+                // path, a different one: `src/reduce/mod.rs:4:` less `src/` and `:` is
+                // `reduce/mod.rs:4`, and an agent opens the wrong file. Paths stay whole
+                // (folding them under their directory is the paths route's job).
+                if values.len() < need || values.iter().any(|v| v.contains(['/', '\\'])) {
                     return None;
                 }
                 let prefix = self.shared_prefix(&values);
@@ -843,17 +847,36 @@ mod tests {
     }
 
     #[test]
-    fn git_ls_tree_factors_mode_and_path_prefix_and_keeps_odd_rows() {
+    fn git_ls_tree_keeps_each_path_whole() {
         let mut lines = Vec::new();
         for i in 0..80u64 {
             let mode = if i % 20 == 7 { "100755" } else { "100644" };
             let sha = format!("{:040x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             lines.push(format!("{mode} blob {sha}\ttests/fixtures/databases/case_{i}.json"));
         }
+        // Mode and type alone do not pay; the path's shared start is no longer cut away
+        // (`case_7.json` read as a file of its own).
+        assert_eq!(encode(&refs(&lines)), None);
+    }
+
+    /// `grep -rn` hits: the path less its shared `src/` and the `:` after the line number
+    /// read as another file (`reduce/mod.rs:4`); a path is never cut.
+    #[test]
+    fn a_search_hit_keeps_its_path_whole() {
+        let mut lines = Vec::new();
+        for dir in ["reduce", "cli"] {
+            for i in 0..200 {
+                lines.push(format!(
+                    "src/{dir}/mod.rs:{}:    // TODO: handle case {i} properly",
+                    i * 3 + 1
+                ));
+            }
+        }
         let text = round_trip(&refs(&lines));
-        let legend = text.lines().next().unwrap();
-        assert!(legend.contains(r#"fields 1-2 "100644 blob ""#), "{legend}");
-        assert!(text.contains("\n» 100755 blob "));
+        for (line, row) in lines.iter().zip(text.lines().skip(1)) {
+            let path = line.split(':').next().unwrap();
+            assert!(row.contains(path), "{row:?} lost the path {path:?}\n{text}");
+        }
     }
 
     #[test]

@@ -69,6 +69,12 @@ const PAYS_PERCENT: usize = 85;
 /// One indentation level.
 const INDENT: &str = "  ";
 
+/// Deepest nesting of folded directories. Each level rescans the lines under it, so a
+/// listing whose every line nests in the one before (`a/x`, `a/a/x`, …) costs the cube of
+/// its length without a bound (4 MB took 2 s); past this depth lines are written whole
+/// under the deepest heading. Real trees fold well within it.
+const MAX_NESTING: usize = 32;
+
 /// Why a text does not decode as a path folding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
@@ -379,6 +385,8 @@ struct Body {
     text: String,
     /// Whether a file heading was written (the legend then explains hits).
     file_headings: bool,
+    /// How many directory folds enclose the line being written ([`MAX_NESTING`]).
+    nesting: usize,
 }
 
 impl Body {
@@ -455,7 +463,9 @@ fn fold_range(
         }
         let key = rec.dir_key();
         // The lines that share the next directory after `split` with this one.
-        if let Some(slash) = key[split..].find('/') {
+        if body.nesting < MAX_NESTING
+            && let Some(slash) = key[split..].find('/')
+        {
             let component = &key[..split + slash + 1];
             let j = run_end(recs, i, range.end, |r| r.dir_key().starts_with(component));
             if j - i >= 2 {
@@ -489,12 +499,14 @@ fn fold_range(
 /// longest shared directory when it pays, else at `depth` with their deeper runs folded.
 fn fold_directory(recs: &[Rec<'_>], body: &mut Body, run: Range<usize>, base: usize, depth: usize) {
     let shared = shared_directory(&recs[run.clone()]);
+    body.nesting += 1;
     if directory_pays(&recs[run.clone()], shared - base, depth) {
         body.line(depth, &recs[run.start].text[base..shared]);
         fold_range(recs, body, run, shared, shared, depth + 1);
     } else {
         fold_range(recs, body, run, base, shared, depth);
     }
+    body.nesting -= 1;
 }
 
 /// The length of the longest `/`-ended prefix the directory keys of `run` share.
@@ -566,15 +578,19 @@ fn fold_listed_range(
     let mut i = range.start;
     while i < range.end {
         let rec = &recs[i];
-        if rec.kind == Kind::Path && rec.text.ends_with('/') {
+        // The heading is the directory's own line; it pays once its entries drop more than
+        // the two spaces each gains (checked first: the scan for its entries is not free).
+        if rec.kind == Kind::Path
+            && rec.text.ends_with('/')
+            && rec.text.len() - base > INDENT.len()
+            && depth < MAX_NESTING
+        {
             let dir = rec.text;
             let inside = |r: &Rec<'_>| {
                 r.kind == Kind::Path && r.text.len() > dir.len() && r.text.starts_with(dir)
             };
             let j = (i + 1..range.end).find(|&j| !inside(&recs[j])).unwrap_or(range.end);
-            // The heading is the directory's own line; it pays once its entries drop more
-            // than the two spaces each gains.
-            if j > i + 1 && dir.len() - base > INDENT.len() {
+            if j > i + 1 {
                 body.line(depth, &dir[base..]);
                 fold_listed_range(recs, body, i + 1..j, dir.len(), depth + 1);
                 i = j;
@@ -609,6 +625,32 @@ mod tests {
             }
         }
         lines
+    }
+
+    /// `a/x`, `a/a/x`, `a/a/a/x`, …: every line nests in the one before. Unbounded, each
+    /// level rescanned the rest (cubic: 2,000 lines of 4 MB took 2 s) and recursed once more.
+    fn chain(n: usize, listed: bool) -> Vec<String> {
+        let mut dir = String::new();
+        let mut lines = Vec::new();
+        for _ in 0..n {
+            dir.push_str("a/");
+            lines.push(if listed { dir.clone() } else { format!("{dir}x") });
+        }
+        lines
+    }
+
+    #[test]
+    fn nesting_is_bounded_on_a_listing_where_every_line_nests_in_the_one_before() {
+        for listed in [false, true] {
+            let lines = chain(300, listed);
+            let lines = owned(&lines);
+            for text in std::iter::once(fold_unchecked(&lines)).chain(encode(&lines)) {
+                assert_eq!(decode(&text).unwrap(), lines);
+                let deepest = text.lines().map(indentation).max().unwrap();
+                // 32 levels, not `MAX_NESTING`: the test must fail if the bound goes.
+                assert!(deepest <= INDENT.len() * 32, "indented {deepest}, listed {listed}");
+            }
+        }
     }
 
     #[test]
