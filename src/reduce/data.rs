@@ -73,15 +73,16 @@ const ROUTES: &[Route] = &[
 /// and past it their cost would be paid for nothing.
 const ROUTE_REACH: usize = 8;
 
-/// Whether `lines` read as a table: of (at most 256 of) its non-blank lines, four in five
-/// hold three fields or more, split at `|` or at runs of blanks.
+/// Whether `lines` read as a table: an aligned one (`ps`, `docker ps`, `kubectl get`,
+/// `ls -l`: [`shape::table::detect`]), or rows delimited by `|` (`sqlite3`, `psql -A`), four
+/// in five of (at most 256) non-blank lines holding two or more. Prose with many words per
+/// line is neither: factoring its "columns" would leave fragments only the legend explains.
 fn looks_tabular(lines: &[&str]) -> bool {
     let sample: Vec<&str> =
         lines.iter().copied().filter(|l| !l.trim().is_empty()).take(256).collect();
-    let fields = |line: &str| {
-        if line.contains('|') { line.split('|').count() } else { line.split_whitespace().count() }
-    };
-    !sample.is_empty() && sample.iter().filter(|l| fields(l) >= 3).count() * 5 >= sample.len() * 4
+    let delimited = sample.iter().filter(|l| l.matches('|').count() >= 2).count();
+    (!sample.is_empty() && delimited * 5 >= sample.len() * 4)
+        || shape::table::detect(lines).is_some()
 }
 
 /// Whether `shape` (a rendition's) is one of the lossless line routes.

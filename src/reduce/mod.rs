@@ -786,7 +786,12 @@ fn lossless_json(
         Some(table) => Some((table.text, "json-table")),
         None => shape::ndjson::encode(body).map(|t| (t.text, "ndjson-table")),
     };
-    let compact = shape::compact_json::encode(body)
+    // The compact form is at best about two fifths of the document: one further past the
+    // budget cannot fit, and is not encoded at all.
+    let reachable = tokens::estimate(body) <= data_budget.saturating_mul(5) / 2;
+    let compact = reachable
+        .then(|| shape::compact_json::encode(body))
+        .flatten()
         .filter(|text| tokens::estimate(text) <= data_budget)
         .map(|text| (text, "compact-json"));
     let (table, shape) = match (table, compact) {
@@ -1101,8 +1106,9 @@ fn widest(
         return false;
     }
     let Some(budget) = data_budget else { return true };
+    let cost: Vec<usize> = lines.iter().map(|l| tokens::estimate(l) + 1).collect();
     let kept_tokens = |plan: &Plan| -> usize {
-        plan.kept().iter().map(|&i| tokens::estimate(lines[i]) + 1).sum()
+        plan.state.iter().zip(&cost).filter(|(s, _)| s.is_none()).map(|(_, c)| c).sum()
     };
     // Binary search for the widest scale (in quarters of the rule's counts, up to 64×)
     // whose plan stays within the budget; what is kept grows with the scale.
