@@ -188,12 +188,14 @@ pub(super) fn within_budget(
     let mut within = false;
     let plain_tokens: usize = kept.iter().map(|l| super::tokens::estimate(l) + 1).sum();
     let reachable = plain_tokens <= budget.saturating_mul(ROUTE_REACH);
+    // The lines as they are, only when they could fit (building a 6 MiB text to measure
+    // it would cost more than the rest of the step).
     let candidates = reachable
         .then(|| encode(&kept))
         .flatten()
         .map(|(text, name)| (vec![Cow::Owned(text)], Some(name)))
         .into_iter()
-        .chain(std::iter::once((plain(), None)));
+        .chain((plain_tokens <= budget).then(|| (plain(), None)));
     for (body, shape) in candidates {
         let text = text_of(&body);
         if super::tokens::estimate(&text) > budget {

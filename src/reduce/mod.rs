@@ -1111,8 +1111,11 @@ fn widest(
         plan.state.iter().zip(&cost).filter(|(s, _)| s.is_none()).map(|(_, c)| c).sum()
     };
     // Binary search for the widest scale (in quarters of the rule's counts, up to 64×)
-    // whose plan stays within the budget; what is kept grows with the scale.
-    let (mut fits, mut over) = (QUARTER, 64 * QUARTER + 1);
+    // whose plan stays within the budget; what is kept grows with the scale, about in
+    // proportion, so the search starts no higher than four times that proportion.
+    let at_rule = kept_tokens(plan).max(1);
+    let reach = (4 * QUARTER * budget / at_rule).clamp(QUARTER, 64 * QUARTER);
+    let (mut fits, mut over) = (QUARTER, reach + 1);
     while over - fits > 1 {
         let mid = fits + (over - fits) / 2;
         let mut wider = base.clone();

@@ -189,7 +189,16 @@ impl Plan {
     pub fn sample(&mut self, lines: &[&str], evidence: &[bool], budget: usize) {
         let kept = self.kept();
         let n = kept.len();
-        let cost: Vec<usize> = kept.iter().map(|&i| tokens::estimate(lines[i]) + 1).collect();
+        // A kept line costs its tokens, and a marker when a dropped run (repeats, noise)
+        // comes before it.
+        let cost: Vec<usize> = kept
+            .iter()
+            .enumerate()
+            .map(|(pos, &i)| {
+                let gap = pos > 0 && kept[pos - 1] + 1 < i;
+                tokens::estimate(lines[i]) + 1 + if gap { MARKER_TOKENS } else { 0 }
+            })
+            .collect();
         if cost.iter().sum::<usize>() <= budget {
             return;
         }
