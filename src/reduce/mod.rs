@@ -474,7 +474,11 @@ fn line_pipeline(
         return Ending::Adopted(out);
     }
     drop(json);
-    if let Some(rho) = dense {
+    // Dense output no rule knows goes out whole, unless it is a log: a log's lines differ
+    // in timestamps and ids, which is what the log fold is for, and its alarms are evidence.
+    if let Some(rho) = dense
+        && classified.shape.as_deref() != Some("log")
+    {
         out.passthrough = Some(Passthrough::Dense(rho));
         return Ending::Original(out);
     }
@@ -490,7 +494,7 @@ fn line_pipeline(
     out.facts = facts;
     let mut text = format_text(run.shown_exit, &out.facts, &body, &omitted, lines.len(), artifact);
     if run.kind == Kind::Data
-        && omitted.window > 0
+        && omitted.window + omitted.similar > 0
         && let Some((id, _)) = artifact
     {
         let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
@@ -1547,6 +1551,30 @@ mod tests {
         let out = reduce_with(&raw, &["docker", "logs", "web"], Some(0), opts);
         assert!(out.is_reduced());
         assert!(out.text.contains("/api/items/1717 HTTP/1.1\" 404"), "{}", out.text);
+    }
+
+    #[test]
+    fn a_long_log_from_an_unknown_command_folds_and_keeps_its_errors() {
+        let art = artifact();
+        let raw: String = (0..3000)
+            .map(|i| {
+                let level = if i == 1717 { "ERROR" } else { "INFO" };
+                format!(
+                    "2026-12-01 10:{:02}:{:02},{:03} {level} app.worker: handled job {i} for tenant {} in {} ms\n",
+                    i / 60 % 60,
+                    i % 60,
+                    i % 1000,
+                    i * 7 % 13,
+                    i % 300
+                )
+            })
+            .collect();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let out = reduce_with(&raw, &["python3", "app.py"], Some(0), opts);
+        assert!(out.is_reduced(), "{:?}", out.passthrough);
+        assert_eq!(out.shape, Some("log"));
+        assert!(out.text.contains("ERROR app.worker: handled job 1717"), "{}", out.text);
+        assert!(out.reduced_tokens <= gate::DATA_BUDGET * 6 / 5, "{}", out.reduced_tokens);
     }
 
     #[test]
