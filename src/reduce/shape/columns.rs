@@ -108,7 +108,7 @@ impl Error for DecodeError {}
 /// ```
 /// use tj::reduce::shape::columns;
 /// let lines: Vec<String> = (0..50)
-///     .map(|i| format!("100644 blob {i:040x}\tsrc/file{i}.rs"))
+///     .map(|i| format!("{i}|active|eu-west-1|standard-tier|web-{i:02}.prod.example.com"))
 ///     .collect();
 /// let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
 /// let text = columns::encode(&lines).unwrap();
