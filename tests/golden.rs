@@ -14,6 +14,24 @@ use tj::reduce::{self, Options};
 use tj::rules::RuleSet;
 use tj::verify::{self, Fixture};
 
+/// Every fixture under `tests/fixtures/`, in a fixed order.
+fn fixtures() -> Vec<Fixture> {
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
+    let mut paths = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
 fn load(path: &Path) -> Fixture {
     let text = std::fs::read_to_string(path).expect("fixture is readable");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -52,37 +70,24 @@ fn reductions() {
 fn lazy_loading_selects_what_the_whole_set_selects() {
     use tj::rules::select::{self, Query};
     let rules = RuleSet::builtin();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut stack = vec![dir];
     let mut checked = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let case = load(&path);
-            let query = Query {
-                argv: &case.argv,
-                command: case.command.as_deref(),
-                exit_code: case.exit_code,
-                ..Query::default()
-            };
-            let identity = select::identify(&query);
-            let program = if identity.compound {
-                ""
-            } else {
-                identity.argv.first().map_or("", String::as_str)
-            };
-            let rendered = tj::reduce::screen_width(case.text.as_bytes(), case.cols());
-            let lines = tj::reduce::split_lines(&rendered);
-            let lazy = RuleSet::builtin_for(program);
-            let whole = select::select(&rules, &query, Some(&lines)).rule.rule.id.clone();
-            let part = select::select(&lazy, &query, Some(&lines)).rule.rule.id.clone();
-            assert_eq!(part, whole, "{}", path.display());
-            checked += 1;
-        }
+    for case in fixtures() {
+        let query = Query {
+            argv: &case.argv,
+            command: case.command.as_deref(),
+            exit_code: case.exit_code,
+            ..Query::default()
+        };
+        let identity = select::identify(&query);
+        let program =
+            if identity.compound { "" } else { identity.argv.first().map_or("", String::as_str) };
+        let rendered = tj::reduce::screen_width(case.text.as_bytes(), case.cols());
+        let lines = tj::reduce::split_lines(&rendered);
+        let lazy = RuleSet::builtin_for(program);
+        let whole = select::select(&rules, &query, Some(&lines)).rule.rule.id.clone();
+        let part = select::select(&lazy, &query, Some(&lines)).rule.rule.id.clone();
+        assert_eq!(part, whole, "{}", case.id);
+        checked += 1;
     }
     assert!(checked > 500);
 }
@@ -118,56 +123,46 @@ fn data_within_the_budget_keeps_every_record() {
     use tj::rules::schema::Kind;
     let rules = RuleSet::builtin();
     let artifact = verify::fixture_artifact();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut stack = vec![dir];
     let mut checked = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let case = load(&path);
-            let input = case.input();
-            let opts = Options { artifact: Some(&artifact), ..Options::default() };
-            let out = reduce::run(&input, &rules, &opts);
-            let rule = &rules.get(&out.rule).unwrap().rule;
-            if data::kind_of(rule, out.fallback, case.exit_code) != Kind::Data
-                || out.shape.is_some_and(|s| s.contains("json"))
-            {
-                continue;
-            }
-            let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
-            let original: Vec<&str> =
-                reduce::split_lines(&rendered).into_iter().filter(|l| !l.is_empty()).collect();
-            if tj::reduce::tokens::estimate(&original.join("\n")) > tj::reduce::gate::DATA_BUDGET {
-                continue;
-            }
-            let recovered: Vec<String> = match out.shape {
-                Some(shape) if data::is_route(shape) => {
-                    data::decode(shape, &out.text, out.omitted.lines() > 0).unwrap()
-                }
-                _ => out.text.lines().map(str::to_owned).collect(),
-            };
-            let recovered: std::collections::HashSet<&str> =
-                recovered.iter().map(String::as_str).collect();
-            let evidence = reduce::evidence_of(case.text.as_bytes(), case.cols());
-            let missing: Vec<&str> =
-                original.iter().copied().filter(|l| !recovered.contains(l)).collect();
-            assert!(
-                missing.len() <= out.omitted.noise,
-                "{}: {} records lost (the rule's noise: {}), the first {:?}",
-                case.id,
-                missing.len(),
-                out.omitted.noise,
-                missing.first()
-            );
-            for line in &missing {
-                assert!(!evidence.iter().any(|e| e == line), "{}: evidence {line:?} lost", case.id);
-            }
-            checked.push(case.id);
+    for case in fixtures() {
+        let input = case.input();
+        let opts = Options { artifact: Some(&artifact), ..Options::default() };
+        let out = reduce::run(&input, &rules, &opts);
+        let rule = &rules.get(&out.rule).unwrap().rule;
+        if data::kind_of(rule, out.fallback, case.exit_code) != Kind::Data
+            || out.shape.is_some_and(|s| s.contains("json"))
+        {
+            continue;
         }
+        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+        let original: Vec<&str> =
+            reduce::split_lines(&rendered).into_iter().filter(|l| !l.is_empty()).collect();
+        if tj::reduce::tokens::estimate(&original.join("\n")) > tj::reduce::gate::DATA_BUDGET {
+            continue;
+        }
+        let recovered: Vec<String> = match out.shape {
+            Some(shape) if data::is_route(shape) => {
+                data::decode(shape, &out.text, out.omitted.lines() > 0).unwrap()
+            }
+            _ => out.text.lines().map(str::to_owned).collect(),
+        };
+        let recovered: std::collections::HashSet<&str> =
+            recovered.iter().map(String::as_str).collect();
+        let evidence = reduce::evidence_of(case.text.as_bytes(), case.cols());
+        let missing: Vec<&str> =
+            original.iter().copied().filter(|l| !recovered.contains(l)).collect();
+        assert!(
+            missing.len() <= out.omitted.noise,
+            "{}: {} records lost (the rule's noise: {}), the first {:?}",
+            case.id,
+            missing.len(),
+            out.omitted.noise,
+            missing.first()
+        );
+        for line in &missing {
+            assert!(!evidence.iter().any(|e| e == line), "{}: evidence {line:?} lost", case.id);
+        }
+        checked.push(case.id);
     }
     println!("{} data fixtures within the budget keep every record", checked.len());
     assert!(
@@ -187,53 +182,35 @@ type Decoded = Result<Vec<String>, String>;
 #[test]
 fn every_route_round_trips_on_every_fixture() {
     use tj::reduce::shape::{columns, compact_json, paths, repeats};
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut stack = vec![dir];
     let mut encoded = [0usize; 4];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
+    for case in fixtures() {
+        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+        let lines = reduce::split_lines(&rendered);
+        let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+        let last = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        let lines = &lines[first..last.max(first)];
+        let want: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        let routes: [(&str, Option<Decoded>); 3] = [
+            ("paths", paths::encode(lines).map(|t| paths::decode(&t).map_err(|e| e.to_string()))),
+            (
+                "repeats",
+                repeats::encode(lines).map(|t| repeats::decode(&t).map_err(|e| e.to_string())),
+            ),
+            (
+                "columns",
+                columns::encode(lines).map(|t| columns::decode(&t).map_err(|e| e.to_string())),
+            ),
+        ];
+        for (n, (name, decoded)) in routes.into_iter().enumerate() {
+            if let Some(decoded) = decoded {
+                encoded[n] += 1;
+                assert_eq!(decoded.as_ref(), Ok(&want), "{name} on {}", case.id);
             }
-            let case = load(&path);
-            let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
-            let lines = reduce::split_lines(&rendered);
-            let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
-            let last = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
-            let lines = &lines[first..last.max(first)];
-            let want: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-            let routes: [(&str, Option<Decoded>); 3] = [
-                (
-                    "paths",
-                    paths::encode(lines).map(|t| paths::decode(&t).map_err(|e| e.to_string())),
-                ),
-                (
-                    "repeats",
-                    repeats::encode(lines).map(|t| repeats::decode(&t).map_err(|e| e.to_string())),
-                ),
-                (
-                    "columns",
-                    columns::encode(lines).map(|t| columns::decode(&t).map_err(|e| e.to_string())),
-                ),
-            ];
-            for (n, (name, decoded)) in routes.into_iter().enumerate() {
-                if let Some(decoded) = decoded {
-                    encoded[n] += 1;
-                    assert_eq!(decoded.as_ref(), Ok(&want), "{name} on {}", case.id);
-                }
-            }
-            let body = lines.join("\n");
-            if let Some(text) = compact_json::encode(&body) {
-                encoded[3] += 1;
-                assert_eq!(
-                    compact_json::decode(&text).ok(),
-                    Some(body),
-                    "compact JSON on {}",
-                    case.id
-                );
-            }
+        }
+        let body = lines.join("\n");
+        if let Some(text) = compact_json::encode(&body) {
+            encoded[3] += 1;
+            assert_eq!(compact_json::decode(&text).ok(), Some(body), "compact JSON on {}", case.id);
         }
     }
     println!(
