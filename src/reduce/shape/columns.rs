@@ -51,8 +51,7 @@
 //! longest every row shares that do not cut a run of letters or of digits (`web-` of
 //! `web-07`, not `web-0`).
 
-use std::error::Error;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 /// How every encoding starts: the pipeline recognises this route's output by it.
 pub const LEGEND: &str = "[tj] columns factored";
@@ -82,22 +81,10 @@ const THRESHOLDS: [usize; 4] = [100, 97, 90, 80];
 /// 72 % by default, so an encoding that keeps more than four fifths can never be adopted.
 const MAX_KEEP_PERCENT: usize = 80;
 
-/// Why a text does not decode.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeError {
-    /// 1-based line of the encoded text.
-    pub line: usize,
-    /// What is wrong with it.
-    pub what: &'static str,
-}
+pub use super::DecodeError;
 
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "columns line {}: {}", self.line, self.what)
-    }
-}
-
-impl Error for DecodeError {}
+/// The name this route's decode errors give.
+const ROUTE: &str = "columns";
 
 /// `lines` with the text every row shares factored out, or None when no table is found or
 /// factoring it does not pay.
@@ -134,7 +121,8 @@ pub fn encode(lines: &[&str]) -> Option<String> {
 pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
     let mut rows = text.split('\n');
     let legend = rows.next().unwrap_or_default();
-    let layout = Layout::parse(legend).map_err(|what| DecodeError { line: 1, what })?;
+    let layout =
+        Layout::parse(legend).map_err(|what| DecodeError { route: ROUTE, line: 1, what })?;
     let mut out = Vec::new();
     let mut bounds = Vec::new();
     for (n, line) in rows.enumerate() {
@@ -143,11 +131,11 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
         } else if let Some(original) = line.strip_prefix(VERBATIM) {
             out.push(original.to_owned());
         } else {
-            out.push(
-                layout
-                    .restore(line, &mut bounds)
-                    .map_err(|what| DecodeError { line: n + 2, what })?,
-            );
+            out.push(layout.restore(line, &mut bounds).map_err(|what| DecodeError {
+                route: ROUTE,
+                line: n + 2,
+                what,
+            })?);
         }
     }
     Ok(out)

@@ -25,6 +25,9 @@
 //! None of them sees the environment, a file or a rule: the pipeline in `reduce` decides
 //! when each applies and the gate decides whether its result is adopted.
 
+use std::error::Error;
+use std::fmt;
+
 pub mod columns;
 pub mod compact_json;
 pub mod diagnostics;
@@ -36,3 +39,23 @@ pub mod paths;
 pub mod repeats;
 pub mod table;
 pub mod testrun;
+
+/// Why a lossless route's text does not decode back to lines: the route, the 1-based line
+/// of the encoded text (the legend is line 1) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The route's name (`paths`, `columns`, `repeats`).
+    pub route: &'static str,
+    /// 1-based line of the encoded text.
+    pub line: usize,
+    /// What is wrong with it.
+    pub what: &'static str,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} line {}: {}", self.route, self.line, self.what)
+    }
+}
+
+impl Error for DecodeError {}

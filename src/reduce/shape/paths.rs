@@ -41,8 +41,6 @@
 //! [`decode`] gives back the input lines exactly, and [`encode`] proves it on its own
 //! result before returning it. Lines are split on `\n` and must hold no `\n`.
 
-use std::error::Error;
-use std::fmt;
 use std::ops::Range;
 
 use crate::reduce::tokens::{self, Tally};
@@ -75,22 +73,10 @@ const INDENT: &str = "  ";
 /// under the deepest heading. Real trees fold well within it.
 const MAX_NESTING: usize = 32;
 
-/// Why a text does not decode as a path folding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
-    /// 1-based line of the encoded text (the legend is line 1).
-    pub line: usize,
-    /// What is wrong with it.
-    pub what: &'static str,
-}
+pub use super::DecodeError;
 
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "paths line {}: {}", self.line, self.what)
-    }
-}
-
-impl Error for DecodeError {}
+/// The name this route's decode errors give.
+const ROUTE: &str = "paths";
 
 /// `lines` folded under their shared directory and file prefixes, or None when the route
 /// does not apply or does not pay (see the module doc for the format).
@@ -142,7 +128,7 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
     let listed = match rows.next() {
         Some(LEGEND_LISTED) => true,
         Some(LEGEND_DIRS | LEGEND_HITS) => false,
-        _ => return Err(DecodeError { line: 1, what: "not a paths-folded legend" }),
+        _ => return Err(DecodeError { route: ROUTE, line: 1, what: "not a paths-folded legend" }),
     };
     let rows: Vec<&str> = rows.collect();
     let mut out = Vec::with_capacity(rows.len());
@@ -151,7 +137,7 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
     // The file whose hits the current line may continue.
     let mut file: Option<String> = None;
     for (n, &row) in rows.iter().enumerate() {
-        let err = |what| DecodeError { line: n + 2, what };
+        let err = |what| DecodeError { route: ROUTE, line: n + 2, what };
         let spaces = indentation(row);
         if !spaces.is_multiple_of(INDENT.len()) {
             return Err(err("indentation is not a multiple of two spaces"));
@@ -813,7 +799,11 @@ mod tests {
         assert_eq!(decode("src/\n  a.rs").unwrap_err().line, 1);
         assert_eq!(
             bad("src/\n   a.rs"),
-            DecodeError { line: 3, what: "indentation is not a multiple of two spaces" }
+            DecodeError {
+                route: ROUTE,
+                line: 3,
+                what: "indentation is not a multiple of two spaces"
+            }
         );
         assert_eq!(bad("src/\n    b.rs").line, 3);
         assert_eq!(

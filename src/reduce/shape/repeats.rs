@@ -32,8 +32,7 @@
 //! about 2 tokens and a block marker about 8, so a line is folded only when its copies cost
 //! more than that (a lone pair of short lines stays as it is).
 
-use std::error::Error;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 /// How every encoding starts: the pipeline recognises this route's output by it.
 pub const LEGEND: &str = "[tj] repeats folded";
@@ -56,22 +55,10 @@ const BLOCK_MID: &str = " lines above × ";
 /// 72 % by default, so an encoding that keeps more than four fifths can never be adopted.
 const MAX_KEEP_PERCENT: usize = 80;
 
-/// Why a text does not decode.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeError {
-    /// 1-based line of the encoded text.
-    pub line: usize,
-    /// What is wrong with it.
-    pub what: &'static str,
-}
+pub use super::DecodeError;
 
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "repeats line {}: {}", self.line, self.what)
-    }
-}
-
-impl Error for DecodeError {}
+/// The name this route's decode errors give.
+const ROUTE: &str = "repeats";
 
 /// `lines` with their repeats folded, or None when nothing repeats enough to pay.
 ///
@@ -118,7 +105,7 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
     let mut rows = text.split('\n');
     match rows.next() {
         Some(first) if first.starts_with(LEGEND) => {}
-        _ => return Err(DecodeError { line: 1, what: "the legend line is missing" }),
+        _ => return Err(DecodeError { route: ROUTE, line: 1, what: "the legend line is missing" }),
     }
     let mut out: Vec<String> = Vec::new();
     for (n, line) in rows.enumerate() {
@@ -127,6 +114,7 @@ pub fn decode(text: &str) -> Result<Vec<String>, DecodeError> {
             out.extend(std::iter::repeat_n(content, count).map(str::to_owned));
         } else if let Some((k, count)) = block_marker(line) {
             let from = out.len().checked_sub(k).ok_or(DecodeError {
+                route: ROUTE,
                 line: n,
                 what: "the block marker names more lines than there are above it",
             })?;
