@@ -399,7 +399,7 @@ fn pipeline(
     };
     let kind = data::kind_of(&loaded.rule, out.fallback, input.exit_code);
     let (why_not, dense) =
-        passthrough_reason(&loaded.rule, opts, &out, &lines, json.is_some(), kind);
+        passthrough_reason(&loaded.rule, opts, &out, &lines, json.is_some(), kind, original_size);
     if let Some(why) = why_not {
         out.passthrough = Some(why);
         return Ending::Original(out);
@@ -629,6 +629,7 @@ fn passthrough_reason(
     lines: &[&str],
     json: bool,
     kind: Kind,
+    original: gate::Size,
 ) -> (Option<Passthrough>, Option<f64>) {
     if opts.raw {
         (Some(Passthrough::Raw), None)
@@ -640,8 +641,10 @@ fn passthrough_reason(
         let rho = density::density(lines);
         if rho < opts.limits.density_threshold {
             (None, None)
-        } else if json || kind == Kind::Data {
+        } else if json || (kind == Kind::Data && original.bytes > opts.limits.min_saving_bytes) {
             // Still elided by its shape, or re-encoded losslessly within the data budget.
+            // Output no larger than the least a rendition must save can never be adopted:
+            // it goes out at once, with nothing classified (an empty `true` costs nothing).
             (None, Some(rho))
         } else {
             (Some(Passthrough::Dense(rho)), None)
@@ -1575,6 +1578,17 @@ mod tests {
         assert_eq!(out.shape, Some("log"));
         assert!(out.text.contains("ERROR app.worker: handled job 1717"), "{}", out.text);
         assert!(out.reduced_tokens <= gate::DATA_BUDGET * 6 / 5, "{}", out.reduced_tokens);
+    }
+
+    #[test]
+    fn output_too_small_to_reduce_goes_out_before_anything_is_classified() {
+        // No rendition can save `min_saving_bytes` of a shorter output: a small unknown
+        // output is passed through at once as it was before data outputs had routes.
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let out = reduce_with("v1.2.3 built 2026-12-01\n", &["./version.sh"], Some(0), opts);
+        assert!(matches!(out.passthrough, Some(Passthrough::Dense(_))), "{:?}", out.passthrough);
+        assert_eq!(out.text, "v1.2.3 built 2026-12-01");
     }
 
     #[test]
