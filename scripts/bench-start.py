@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""What tj costs per call, against the floor of the same work without tj (issue 13).
+
+Each row times a tj command and its floor, interleaved (floor, tj, floor, tj, ...) so that
+load on the machine hits both alike, and prints the medians, the ratio and the issue's
+target for it. Whole processes, spawned directly (no shell in between).
+
+Usage: scripts/bench-start.py [TJ] [RUNS]
+  TJ    the tj binary (default: this tree's release build, built first)
+  RUNS  runs per command (default 21)
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cargo_test_output(path: Path) -> None:
+    """About 100 KB of `cargo test` output with one failure, as scripts/bench-process.sh."""
+    lines = ["   Compiling bench v0.1.0 (/tmp/bench)", "running 2400 tests"]
+    lines += [f"test module_{i % 17}::tests::case_{i:04d} ... ok" for i in range(2550)]
+    lines += [
+        "test parser::tests::nested ... FAILED",
+        "",
+        "failures:",
+        "",
+        "---- parser::tests::nested stdout ----",
+        "thread 'parser::tests::nested' panicked at src/parser.rs:325:49:",
+        "assertion `left == right` failed",
+        "  left: 42",
+        " right: 41",
+        "",
+        "test result: FAILED. 2299 passed; 1 failed; 0 ignored",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float:
+    """Wall-clock seconds of one run of `argv`, its output discarded."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        return time.perf_counter() - start
+    finally:
+        if stdin_path:
+            stdin.close()
+
+
+def main() -> int:
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 21
+    if len(sys.argv) > 1:
+        tj = sys.argv[1]
+    else:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+        tj = str(ROOT / "target/release/tj")
+    true = shutil.which("true") or "/bin/true"
+    cat = shutil.which("cat") or "/bin/cat"
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        log = tmp / "cargo.log"
+        cargo_test_output(log)
+        # A shim that prints the same 100 KB, as a test runner would.
+        shim = tmp / "cargo"
+        shim.write_text(f"#!/bin/sh\nexec {cat} {log}\n")
+        shim.chmod(0o755)
+        env = dict(os.environ, TJ_DATA_DIR=str(tmp / "data"), TJ_CONFIG_DIR=str(tmp / "config"))
+        env.pop("TJ_DISABLE", None)
+        rows = [
+            # (name, tj argv, tj stdin, floor name, floor argv, floor stdin, target ratio)
+            ("tj reduce /dev/null --command 'cargo test'",
+             [tj, "reduce", "/dev/null", "--command", "cargo test"], None,
+             "tj --version", [tj, "--version"], None, 1.3),
+            ("tj reduce, 100 KB of cargo test",
+             [tj, "reduce", "--exit-code", "101", "--", "cargo", "test"], str(log),
+             "cat of the file", [cat, str(log)], None, 2.0),
+            ("tj run --agent -- shim printing 100 KB",
+             [tj, "run", "--agent", "--", str(shim), "test"], None,
+             "the shim alone", [str(shim), "test"], None, 2.5),
+            ("tj run --agent -- true",
+             [tj, "run", "--agent", "--", true], None,
+             "true", [true], None, 2.0),
+        ]
+        print(f"{runs} interleaved runs each; medians in ms")
+        print(f"{'what':<44} {'tj':>8} {'floor':>8} {'ratio':>6} {'target':>7}  floor")
+        for name, argv, stdin, floor_name, floor, floor_stdin, target in rows:
+            # One warm-up of each: page cache, dynamic loader.
+            timed(argv, stdin, env)
+            timed(floor, floor_stdin, env)
+            ours, base = [], []
+            for _ in range(runs):
+                base.append(timed(floor, floor_stdin, env))
+                ours.append(timed(argv, stdin, env))
+            m_ours, m_base = statistics.median(ours) * 1e3, statistics.median(base) * 1e3
+            ratio = m_ours / m_base
+            mark = "ok" if ratio <= target else "over"
+            print(f"{name:<44} {m_ours:8.2f} {m_base:8.2f} {ratio:6.2f} {'≤' + str(target):>7}  {floor_name} ({mark})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
