@@ -24,7 +24,6 @@ use std::collections::HashSet;
 use super::shape;
 use super::window::{Drop, Omitted, Plan};
 use super::{Classified, Passthrough, Run, count, format_text, gate};
-use crate::rules::compiled::SKIP;
 use crate::rules::schema::Kind;
 
 /// A lossless route over lines: its name (reported as the rendition's `shape`), its
@@ -160,16 +159,9 @@ pub(super) fn within_budget(
     classified: &Classified,
     evidence_set: &HashSet<&str>,
 ) -> Option<Within> {
-    let Classified { compiled, evidence, kinds, .. } = classified;
     let mut plan = Plan::keep_all(lines.len());
     plan.cut_long_lines = false;
-    if compiled.lines.has(SKIP) {
-        for (i, state) in plan.state.iter_mut().enumerate() {
-            if !evidence[i] && kinds[i] & SKIP != 0 {
-                *state = Some(Drop::Noise);
-            }
-        }
-    }
+    super::drop_noise(&mut plan, classified);
     plan.trim_blank_edges(lines);
     plan.collapse_blank_runs(lines);
     let kept: Vec<&str> = plan.kept().into_iter().map(|i| lines[i]).collect();
@@ -178,7 +170,7 @@ pub(super) fn within_budget(
         blank: plan.state.iter().filter(|s| **s == Some(Drop::Blank)).count(),
         ..Omitted::default()
     };
-    let facts = count(lines, &plan, compiled, run.budget);
+    let facts = count(lines, &plan, &classified.compiled, run.budget);
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
     let budget = run.opts.limits.data_budget;
     let text_of = |body: &[Cow<'_, str>]| {

@@ -945,16 +945,26 @@ static ALARM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
 /// assert_eq!(evidence, [false, true, true, false]);
 /// ```
 pub fn mark_alarms(lines: &[&str], evidence: &mut [bool]) {
+    mark_line_alarms(lines, evidence);
+    mark_table_alarms(lines, evidence);
+}
+
+/// [`mark_alarms`] but for the rows an aligned table flags: for a caller that runs the
+/// `table` shape's detection itself, which flags them.
+pub fn mark_line_alarms(lines: &[&str], evidence: &mut [bool]) {
     scan_lines(&ALARM_FINDER, lines, |i| {
         if !evidence[i] && is_alarm_line(lines[i]) {
             evidence[i] = true;
         }
     });
-    // Starts no literal finds: klog's `E1201 10:…`, syslog's `<3>`, Ruby's `E, [`.
+    // What no literal finds: a level at the start (klog's `E1201 10:…`, syslog's `<3>`,
+    // Ruby's `E, [`), and a delimited row (`sqlite3` list mode, `psql -A`, TSV) whose
+    // field is a failed state.
     for (line, flag) in lines.iter().zip(evidence.iter_mut()) {
-        if !*flag && matches!(line.as_bytes().first(), Some(b'E' | b'W' | b'F' | b'<')) {
-            *flag = start_level(line.as_bytes()) == Some(true);
-        }
+        *flag = *flag
+            || (matches!(line.as_bytes().first(), Some(b'E' | b'W' | b'F' | b'<'))
+                && start_level(line.as_bytes()) == Some(true))
+            || has_failed_field(line);
     }
     // The failure-word fallback is for logs only (see below); elsewhere its scan is saved.
     let words = &*FAILURE_WORDS;
@@ -971,12 +981,10 @@ pub fn mark_alarms(lines: &[&str], evidence: &mut [bool]) {
             evidence[i] = true;
         }
     });
-    // A delimited row (`sqlite3` list mode, `psql -A`, TSV) whose field is a failed state.
-    for (line, flag) in lines.iter().zip(evidence.iter_mut()) {
-        if !*flag && has_failed_field(line) {
-            *flag = true;
-        }
-    }
+}
+
+/// The rows an aligned table at the top of the output flags (see [`mark_alarms`]).
+fn mark_table_alarms(lines: &[&str], evidence: &mut [bool]) {
     // Detecting a table costs a few times the scans above; data tables (`docker ps`,
     // `kubectl get`, `systemctl`, `helm list`, a query) start at the top, so a table is
     // looked for in the whole output only when one starts in its first lines.

@@ -353,6 +353,13 @@ struct Run<'a> {
     kind: Kind,
 }
 
+impl Run<'_> {
+    /// The data budget, for a data output; `None` for a diagnostic one.
+    fn data_budget(&self) -> Option<usize> {
+        (self.kind == Kind::Data).then_some(self.opts.limits.data_budget)
+    }
+}
+
 /// The steps from rendered text to an ending: select, the lossless JSON shapes, settle the
 /// rule, the early passthroughs, then the line pipeline ([`line_pipeline`]).
 fn pipeline(
@@ -458,7 +465,7 @@ fn line_pipeline(
     }
 
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
-    let data_budget = (run.kind == Kind::Data).then_some(run.opts.limits.data_budget);
+    let data_budget = run.data_budget();
     // JSON too irregular to tabulate: elided structurally, if that keeps every evidence line;
     // otherwise the line pipeline below has its turn.
     if let Some(body) = &json
@@ -485,7 +492,6 @@ fn line_pipeline(
 
     let (body, facts, omitted, shape) = {
         let _meter = metered.then(|| budget.meter());
-        let data_budget = (run.kind == Kind::Data).then_some(run.opts.limits.data_budget);
         candidate_body(lines, rule, &classified, exit_code, budget, data_budget)
     };
     if budget.exhausted().is_some() {
@@ -493,11 +499,8 @@ fn line_pipeline(
     }
     out.facts = facts;
     let mut text = format_text(run.shown_exit, &out.facts, &body, &omitted, lines.len(), artifact);
-    if run.kind == Kind::Data
-        && omitted.window + omitted.similar > 0
-        && let Some((id, _)) = artifact
-    {
-        let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
+    if data_budget.is_some() && omitted.window + omitted.similar > 0 {
+        push_search_hint(&mut text, artifact);
     }
     let candidate =
         gate::Candidate { text, lossless: omitted.lines() == 0 && omitted.trimmed_lines == 0 };
@@ -691,8 +694,14 @@ fn classify(
     }
     // In data, whatever the exit code, alarms are evidence: an HTTP status of 400 or more,
     // a WARN/ERROR/FATAL line, a failed state in a table.
+    // A `table` rule's shape flags its table's rows below; the alarms' own table pass
+    // would repeat that detection.
     if kind == Kind::Data {
-        evidence::mark_alarms(lines, &mut evidence);
+        if rule.shape.as_deref() == Some("table") {
+            evidence::mark_line_alarms(lines, &mut evidence);
+        } else {
+            evidence::mark_alarms(lines, &mut evidence);
+        }
     }
     // One pass of the rule's line patterns: skip, keep and evidence bits per line.
     let kinds = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
@@ -851,11 +860,18 @@ fn elided_json(
     );
     if let Some((id, path)) = artifact {
         let _ = write!(text, " · full output: tj expand {id} ({path})");
-        if data_budget.is_some() {
-            let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
-        }
+    }
+    if data_budget.is_some() {
+        push_search_hint(&mut text, artifact);
     }
     Some(text)
+}
+
+/// Ends a data rendition that left records out with how to search them.
+fn push_search_hint(text: &mut String, artifact: Option<(&str, &str)>) {
+    if let Some((id, _)) = artifact {
+        let _ = write!(text, " · search it: tj expand {id} --grep REGEX");
+    }
 }
 
 /// Whether JSON elision must keep `text`: a member line as laid out (`"exitCode": 1,`, an
@@ -1003,13 +1019,7 @@ fn candidate_body<'a>(
     }
     let mut plan = Plan::keep_all(n);
     plan.cut_long_lines = !opens_json(lines);
-    if compiled.lines.has(SKIP) {
-        for i in 0..n {
-            if !evidence[i] && kinds[i] & SKIP != 0 {
-                plan.state[i] = Some(Drop::Noise);
-            }
-        }
-    }
+    drop_noise(&mut plan, classified);
     let pre_keep = (rule.counter_source == CounterSource::PreKeep).then(|| plan.clone());
     if compiled.lines.has(KEEP) {
         let kept = plan.kept();
@@ -1152,6 +1162,18 @@ fn last_cut(
     match data_budget {
         Some(budget) => plan.sample(lines, evidence, budget),
         None => plan.window(evidence, head, tail),
+    }
+}
+
+/// Drops, as [`Drop::Noise`], the lines the rule's skip patterns name, evidence aside.
+fn drop_noise(plan: &mut Plan, classified: &Classified) {
+    let Classified { compiled, evidence, kinds, .. } = classified;
+    if compiled.lines.has(SKIP) {
+        for (i, state) in plan.state.iter_mut().enumerate() {
+            if !evidence[i] && kinds[i] & SKIP != 0 {
+                *state = Some(Drop::Noise);
+            }
+        }
     }
 }
 

@@ -156,21 +156,18 @@ impl Plan {
             return;
         }
         let mut keep = vec![false; n];
-        for slot in keep.iter_mut().take(head) {
-            *slot = true;
-        }
-        for slot in keep.iter_mut().skip(n - tail) {
-            *slot = true;
-        }
+        keep[..head].fill(true);
+        keep[n - tail..].fill(true);
+        self.cut_to(&kept, keep, evidence);
+    }
+
+    /// Keeps, of the `kept` lines, those `keep` marks and every evidence line with the kept
+    /// line on each side; drops the rest as [`Drop::Window`].
+    fn cut_to(&mut self, kept: &[usize], mut keep: Vec<bool>, evidence: &[bool]) {
+        let n = kept.len();
         for (pos, &i) in kept.iter().enumerate() {
             if evidence[i] {
-                keep[pos] = true;
-                if pos > 0 {
-                    keep[pos - 1] = true;
-                }
-                if pos + 1 < n {
-                    keep[pos + 1] = true;
-                }
+                keep[pos.saturating_sub(1)..(pos + 2).min(n)].fill(true);
             }
         }
         for (pos, &i) in kept.iter().enumerate() {
@@ -219,16 +216,7 @@ impl Plan {
                 keep[start..start + SAMPLE_RUN].fill(true);
             }
         }
-        for (pos, &i) in kept.iter().enumerate() {
-            if evidence[i] {
-                keep[pos.saturating_sub(1)..(pos + 2).min(n)].fill(true);
-            }
-        }
-        for (pos, &i) in kept.iter().enumerate() {
-            if !keep[pos] {
-                self.state[i] = Some(Drop::Window);
-            }
-        }
+        self.cut_to(&kept, keep, evidence);
     }
 
     /// Groups search hits by file (the `search-hits` shape): `path:N:text` lines of one
