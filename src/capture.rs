@@ -828,7 +828,7 @@ mod tests {
     /// Seeded text: lines of 0..120 bytes, mostly printable, some non-UTF-8 bytes.
     fn text(seed: u64, len: usize) -> Vec<u8> {
         let mut rng = crate::testing::Rng::new(seed);
-        let mut next = move || rng.next();
+        let mut next = move || rng.next_u64();
         let mut out = Vec::with_capacity(len);
         while out.len() < len {
             let line = (next() % 120) as usize;

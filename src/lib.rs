@@ -40,6 +40,6 @@ pub mod rules;
 pub mod run;
 pub mod shell;
 pub mod store;
-#[cfg(test)]
-mod testing;
+#[doc(hidden)]
+pub mod testing;
 pub mod verify;

@@ -1,17 +1,18 @@
-//! What unit tests across modules share.
+//! What tests share: the unit tests across modules and the tests under `tests/`. Not part
+//! of tj's behaviour.
 
 /// A xorshift64 generator: the same sequence for the same seed on every run, with no
 /// dependency. Seeded tests (fuzz trees, random lines, noise bytes) draw from it.
-pub(crate) struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
     /// A generator seeded with `seed` (made odd: xorshift never leaves zero).
-    pub(crate) fn new(seed: u64) -> Rng {
+    pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
 
     /// The next 64 bits.
-    pub(crate) fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -19,17 +20,17 @@ impl Rng {
     }
 
     /// A number below `n` (which must not be 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap_or(0)
+    pub fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next_u64() % n as u64).unwrap_or(0)
     }
 
     /// One of `from`.
-    pub(crate) fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+    pub fn pick<T: Copy>(&mut self, from: &[T]) -> T {
         from[self.below(from.len())]
     }
 
     /// `len` pseudo-random bytes (bits 24..32 of each draw).
-    pub(crate) fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| (self.next() >> 24) as u8).collect()
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| (self.next_u64() >> 24) as u8).collect()
     }
 }

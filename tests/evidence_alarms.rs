@@ -7,6 +7,7 @@
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 
 use tj::reduce::evidence::{classify, mark_alarms};
+use tj::testing::Rng;
 
 const TABLE: &str = include_str!("evidence/alarms.txt");
 
@@ -45,26 +46,6 @@ fn table() -> Vec<Case> {
     cases
 }
 
-/// A small deterministic generator (xorshift64*), so a failure reproduces exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
 const PATHS: &[&str] =
     &["/", "/api/items", "/api/items/42", "/static/app.css", "/healthz", "/login", "/api/users"];
 const WORDS: &[&str] = &[
@@ -100,7 +81,7 @@ fn table_noise(format: &str, rng: &mut Rng, i: usize) -> (String, String) {
             } else {
                 format!("Up {} hours", i % 9 + 1)
             };
-            let id = format!("{:012x}", rng.next() >> 16);
+            let id = format!("{:012x}", rng.next_u64() >> 16);
             let body = row(
                 &id,
                 rng.pick(&["nginx:1.27", "redis:7", "app:latest", "busybox"]),
@@ -117,7 +98,8 @@ fn table_noise(format: &str, rng: &mut Rng, i: usize) -> (String, String) {
                 format!("{a:<40}{b:<8}{c:<20}{d:<10}{e}")
             };
             let header = row("NAME", "READY", "STATUS", "RESTARTS", "AGE");
-            let name = format!("web-{:x}-{:05x}", rng.next() % 0xffff_ffff, rng.next() % 0xfffff);
+            let name =
+                format!("web-{:x}-{:05x}", rng.next_u64() % 0xffff_ffff, rng.next_u64() % 0xfffff);
             (header, row(&name, "1/1", "Running", "0", &format!("{}d", i % 9 + 1)))
         }
         "systemctl" => {
@@ -250,7 +232,7 @@ fn noise_line(format: &str, rng: &mut Rng, i: usize) -> String {
 /// `case.line` buried at a seeded position in the middle of ~[`NOISE_LINES`] noise lines of
 /// its format (a table keeps its header on top): the lines and the case's index.
 fn bury(case: &Case, seed: u64) -> (Vec<String>, usize) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let tabular = matches!(case.format, "docker_ps" | "kubectl" | "systemctl" | "helm");
     let mut lines = Vec::with_capacity(NOISE_LINES + 2);
     for i in 0..NOISE_LINES {

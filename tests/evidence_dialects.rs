@@ -7,6 +7,7 @@
 
 use tj::reduce::{self, ArtifactRef, Input, Options, Passthrough, Rejection};
 use tj::rules::RuleSet;
+use tj::testing::Rng;
 
 const TABLE: &str = include_str!("evidence/buried.txt");
 
@@ -26,22 +27,6 @@ fn artifact() -> ArtifactRef {
 /// The table's error lines (comments and blank lines left out).
 fn table() -> Vec<&'static str> {
     TABLE.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("# ")).collect()
-}
-
-/// A small deterministic generator (xorshift64*), so a failure reproduces exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
 }
 
 /// One line of the chatter a build, test, install or container run prints around its
@@ -73,7 +58,7 @@ fn noise_line(rng: &mut Rng, i: usize) -> String {
 /// `line` buried in noise at a seeded middle position (the middle fifth, beyond the head
 /// and tail windows): the raw bytes and the noise lines used.
 fn bury(line: &str, seed: u64) -> (String, Vec<String>) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let at = NOISE_LINES * 2 / 5 + rng.below(NOISE_LINES / 5);
     let noise: Vec<String> = (0..NOISE_LINES).map(|i| noise_line(&mut rng, i)).collect();
     let mut raw = String::new();

@@ -1279,7 +1279,7 @@ mod tests {
         // The DFA of `(a|b)*a(a|b){20}` has 2^20 states: over random a/b the cache thrashes.
         let mut rng = crate::testing::Rng::new(0x9E37_79B9_7F4A_7C15);
         let line: String =
-            (0..1 << 20).map(|_| if rng.next() & 1 == 0 { 'a' } else { 'b' }).collect();
+            (0..1 << 20).map(|_| if rng.next_u64() & 1 == 0 { 'a' } else { 'b' }).collect();
         let exhausted = within(60, move || {
             let budget = Budget::without_time();
             let compiler = Compiler::untrusted(&budget);

@@ -663,7 +663,8 @@ mod tests {
                     true
                 }
                 3 => {
-                    let bytes: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
+                    let bytes: Vec<u8> =
+                        (0..rng.below(300)).map(|_| rng.next_u64() as u8).collect();
                     #[allow(clippy::disallowed_methods)]
                     fs::write(&path, bytes).is_ok()
                 }
@@ -690,7 +691,8 @@ mod tests {
                 // reading; as a user they make entries unreadable, which must not matter).
                 let meta = fs::symlink_metadata(&path).unwrap();
                 if !meta.file_type().is_symlink() && rng.below(3) == 0 {
-                    let mode = (rng.next() as u32 & 0o777) | if meta.is_dir() { 0o700 } else { 0 };
+                    let mode =
+                        (rng.next_u64() as u32 & 0o777) | if meta.is_dir() { 0o700 } else { 0 };
                     let _ = fs::set_permissions(&path, fs::Permissions::from_mode(mode));
                 }
             }
