@@ -348,7 +348,7 @@ fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
 
 /// How many lines of `original` are not in `decoded`, when `decoded` is `original` with
 /// some lines left out (in order); otherwise the first decoded line that is not there.
-pub fn missing_lines(original: &[&str], decoded: &[String]) -> Result<usize, String> {
+fn missing_lines(original: &[&str], decoded: &[String]) -> Result<usize, String> {
     let mut rest = original.iter();
     let mut missing = 0;
     for line in decoded {
