@@ -156,14 +156,35 @@ fn less_pages_resizes_and_quits_through_tj() {
 fn ctrl_c_ends_the_command_with_130_through_tj() {
     let env = TestEnv::new();
     let Some(tmux) = Tmux::start(&env) else { return };
-    for prefix in ["", "tj run -- "] {
+    // A duration of its own per step, so that no other test's sleep is taken for this one.
+    for (prefix, secs) in [("", "4301"), ("tj run -- ", "4302")] {
         tmux.clear();
-        tmux.line(&format!("{prefix}sh -c 'echo started; sleep 100'"));
+        tmux.line(&format!("{prefix}sh -c 'echo started; sleep {secs}'"));
         tmux.wait_for("started");
+        // Not at "started": dash catches SIGINT under -c, and one arriving before its sleep
+        // is exec'd is lost in the fork; the sleep would then outlive the deadline. Once a
+        // process runs as `sleep SECS`, the exec is done and SIGINT is at its default.
+        wait_for_process(&["sleep", secs]);
         tmux.key("C-c");
         tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after Ctrl-C");
         tmux.line("echo \"code=$?\"");
         let screen = tmux.wait_for("code=1");
         assert!(screen.contains("code=130"), "{prefix:?}: {screen}");
+    }
+}
+
+/// Waits until some process's command line is `argv`, which it is only once exec'd.
+fn wait_for_process(argv: &[&str]) {
+    let want: Vec<u8> = argv.iter().flat_map(|arg| [arg.as_bytes(), b"\0"].concat()).collect();
+    let start = Instant::now();
+    let running =
+        || {
+            std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|entry| {
+                std::fs::read(entry.path().join("cmdline")).is_ok_and(|line| line == want)
+            })
+        };
+    while !running() {
+        assert!(start.elapsed() < DEADLINE, "never saw a process running {argv:?}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
