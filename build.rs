@@ -3,9 +3,13 @@
 //! `(id, path, json)` with `include_str!` so the JSON is checked by nothing but the tests and
 //! `tj rules verify`: a build never fails on a rule.
 //!
-//! Dependency-free on purpose: a build script that pulls serde would slow every build.
+//! It also compiles every builtin matcher (the rules' patterns, the evidence classifier's)
+//! to a dense DFA and embeds them (`OUT_DIR/prebuilt.{bin,rs}`, read by `src/matchers`), so
+//! that a run compiles none (issue 13). That needs `regex-automata` and `serde_json` here.
 
-#![allow(clippy::disallowed_methods)] // OUT_DIR is private to this build: no reader to protect from a torn write.
+#![allow(clippy::disallowed_methods)]
+// The files build.rs shares with the crate (`#[path]` below) are `pub` there.
+#![allow(unreachable_pub)] // OUT_DIR is private to this build: no reader to protect from a torn write.
 
 use std::env;
 use std::fmt::Write as _;
@@ -21,12 +25,14 @@ fn main() {
     walk(&rules, &mut files);
     files.sort();
     let mut out = String::from("&[\n");
+    let mut texts = Vec::new();
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
         let rel = file.strip_prefix(&rules).expect("walked below rules/");
         let rel = rel.to_string_lossy().replace('\\', "/");
         let id = rel.trim_end_matches(".json");
         let text = fs::read_to_string(file).unwrap_or_default();
+        texts.push((id.to_owned(), text.clone()));
         writeln!(
             out,
             "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}), argv0: &{argv0:?} }},",
@@ -37,9 +43,9 @@ fn main() {
         .expect("writing to a String cannot fail");
     }
     out.push_str("]\n");
-    let dest =
-        PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_rules.rs");
-    fs::write(dest, out).expect("OUT_DIR is writable");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    fs::write(out_dir.join("builtin_rules.rs"), out).expect("OUT_DIR is writable");
+    prebuild(&texts, &out_dir);
 }
 
 /// The names in a rule's `"argv0": [...]`, read without a JSON parser (builtin rules are
@@ -73,4 +79,241 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Prebuilt matchers (issue 13): every builtin rule's patterns and the evidence
+// classifier's, compiled to dense DFAs now so that a run compiles none of them.
+
+#[path = "src/matchers/spec.rs"]
+#[allow(dead_code)]
+mod spec;
+
+#[path = "src/reduce/patterns.rs"]
+#[allow(dead_code)]
+mod patterns;
+
+use spec::{Flags, Search, Spec};
+
+/// One matcher to prebuild: owned patterns, borrowed into a [`Spec`] when built.
+struct Wanted {
+    search: Search,
+    unicode: bool,
+    flags: Flags,
+    patterns: Vec<String>,
+}
+
+impl Wanted {
+    /// A rule's: Unicode syntax when a pattern is not ASCII (`rules::compiled`).
+    fn any(patterns: Vec<String>, flags: Flags) -> Wanted {
+        let unicode = !patterns.iter().all(|p| p.is_ascii());
+        Wanted { search: Search::Any, unicode, flags, patterns }
+    }
+
+    /// The classifier's: ASCII classes on bytes, whatever the text (`matchers::ascii`).
+    fn bytes(regex: String, flags: Flags) -> Wanted {
+        Wanted { search: Search::Any, unicode: false, flags, patterns: vec![regex] }
+    }
+}
+
+/// Compiles every wanted matcher, writes the blob and its index, and returns how many
+/// matchers and bytes it embedded.
+fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
+    println!("cargo:rerun-if-changed=src/matchers/spec.rs");
+    println!("cargo:rerun-if-changed=src/reduce/patterns.rs");
+    let mut wanted = classifier_matchers();
+    for (_, json) in rules {
+        wanted.extend(rule_matchers(json));
+    }
+    let big_endian = env::var("CARGO_CFG_TARGET_ENDIAN").is_ok_and(|e| e == "big");
+    let mut index: Vec<(u64, Vec<Part>)> = Vec::new();
+    let mut blob: Vec<u8> = Vec::new();
+    // What each matcher cost, for whoever tunes the limits: `OUT_DIR/prebuilt-sizes.txt`.
+    let mut sizes = String::new();
+    for w in &wanted {
+        let patterns: Vec<&str> = w.patterns.iter().map(String::as_str).collect();
+        let spec =
+            Spec { search: w.search, unicode: w.unicode, flags: w.flags, patterns: &patterns };
+        let key = spec.key();
+        if index.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        // A spec that does not compile (an invalid rule pattern, one over the size limit)
+        // is left out: the run compiles it as before, and reports what is wrong with it.
+        let Some(dfas) = build_parts(&spec, 0) else {
+            let err = spec.build().err().unwrap_or_default();
+            writeln!(sizes, "not embedded\t{err}\t{:?}", spec.patterns)
+                .expect("writing to a String");
+            continue;
+        };
+        let mut parts = Vec::new();
+        for (first, dfa) in dfas {
+            let (sparse, (bytes, pad)) = if dfa.memory_usage() <= spec::DENSE_LIMIT {
+                let bytes = if big_endian {
+                    dfa.to_bytes_big_endian()
+                } else {
+                    dfa.to_bytes_little_endian()
+                };
+                (false, bytes)
+            } else {
+                let Ok(sparse) = dfa.to_sparse() else { continue };
+                let bytes = if big_endian {
+                    sparse.to_bytes_big_endian()
+                } else {
+                    sparse.to_bytes_little_endian()
+                };
+                (true, (bytes, 0))
+            };
+            while !blob.len().is_multiple_of(8) {
+                blob.push(0);
+            }
+            let offset = u32::try_from(blob.len()).expect("the blob stays under 4 GiB");
+            let len = u32::try_from(bytes.len() - pad).expect("a DFA stays under 4 GiB");
+            blob.extend_from_slice(&bytes[pad..]);
+            parts.push(Part { first, sparse, offset, len });
+            let head: String = patterns[first..].join(" | ").chars().take(60).collect();
+            writeln!(
+                sizes,
+                "{len}\t{}\t{:?}\t{}\t{head}",
+                if sparse { "sparse" } else { "dense" },
+                w.search,
+                patterns.len()
+            )
+            .expect("writing to a String");
+        }
+        index.push((key, parts));
+    }
+    fs::write(out.join("prebuilt-sizes.txt"), sizes).expect("OUT_DIR is writable");
+    index.sort_unstable_by_key(|(key, _)| *key);
+    let bin = out.join("prebuilt.bin");
+    fs::write(&bin, &blob).expect("OUT_DIR is writable");
+    let mut rs = format!(
+        "static BLOB: &Aligned<[u8]> = &Aligned {{ _align: [], bytes: *include_bytes!({:?}) }};\n\
+         static INDEX: &[(u64, &[Part])] = &[\n",
+        bin.display().to_string()
+    );
+    for (key, parts) in &index {
+        write!(rs, "    ({key:#018x}, &[").expect("writing to a String");
+        for p in parts {
+            write!(
+                rs,
+                "Part {{ first: {}, sparse: {}, offset: {}, len: {} }}, ",
+                p.first, p.sparse, p.offset, p.len
+            )
+            .expect("writing to a String");
+        }
+        rs.push_str("]),\n");
+    }
+    rs.push_str("];\n");
+    fs::write(out.join("prebuilt.rs"), rs).expect("OUT_DIR is writable");
+    (index.len(), blob.len())
+}
+
+/// One serialized DFA of a matcher: it answers for patterns `first..` (as many as it has).
+struct Part {
+    first: usize,
+    sparse: bool,
+    offset: u32,
+    len: u32,
+}
+
+/// `spec` compiled as one DFA or, when that is larger than [`spec::SPLIT_LIMIT`] (the
+/// patterns of an overlapping search multiply each other's states), as the DFAs of its
+/// two halves, recursively. Each DFA comes with the index of its first pattern, offset by
+/// `first`. `None` if some pattern does not compile.
+fn build_parts(
+    spec: &Spec<'_>,
+    first: usize,
+) -> Option<Vec<(usize, regex_automata::dfa::dense::DFA<Vec<u32>>)>> {
+    let whole = spec.build();
+    if let Ok(dfa) = &whole
+        && (dfa.memory_usage() <= spec::SPLIT_LIMIT || spec.patterns.len() == 1)
+    {
+        return whole.ok().map(|dfa| vec![(first, dfa)]);
+    }
+    if spec.patterns.len() == 1 {
+        return None;
+    }
+    let half = spec.patterns.len() / 2;
+    let (left, right) = spec.patterns.split_at(half);
+    let mut parts = build_parts(&Spec { patterns: left, ..*spec }, first)?;
+    parts.extend(build_parts(&Spec { patterns: right, ..*spec }, first + half)?);
+    Some(parts)
+}
+
+/// The classifier's matchers, as `reduce::evidence` and `reduce::shape::log` ask for them.
+fn classifier_matchers() -> Vec<Wanted> {
+    let mut wanted = Vec::new();
+    let plain = Flags::default();
+    for p in patterns::AT_START {
+        wanted.push(Wanted::bytes(format!("^(?:{})", p.regex), plain));
+    }
+    for p in patterns::ANYWHERE {
+        wanted.push(Wanted::bytes(p.regex.to_owned(), plain));
+    }
+    let mut keys: Vec<&str> =
+        patterns::ANYWHERE.iter().flat_map(|p| p.keys.iter().copied()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for (literals, flags) in [
+        (&keys[..], plain),
+        (patterns::FAILURE_KEYS, plain),
+        (patterns::ALARM_KEYS, plain),
+        (patterns::ALARM_WORDS, Flags { case_insensitive: true, ..plain }),
+    ] {
+        wanted.push(Wanted::bytes(spec::literal_alternation(literals), flags));
+    }
+    for regex in [patterns::FAILURE_WORD, patterns::FAILURE_NOISE] {
+        wanted.push(Wanted::bytes(regex.to_owned(), plain));
+    }
+    wanted
+}
+
+/// One builtin rule's matchers, as `rules::compiled` and `rules::select` ask for them: the
+/// ASCII line patterns (skip, keep, evidence, in that order) as one `Which` matcher, the
+/// non-ASCII ones of each list as one `Any` matcher, and every counter, `matchOutput`,
+/// `commandRegex` and `outputRegex` pattern alone.
+fn rule_matchers(json: &str) -> Vec<Wanted> {
+    let Ok(rule) = serde_json::from_str::<serde_json::Value>(json) else { return Vec::new() };
+    let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
+        v.and_then(serde_json::Value::as_array)
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    let filters = rule.get("filters");
+    let lists = [
+        strings(filters.and_then(|f| f.get("skipPatterns"))),
+        strings(filters.and_then(|f| f.get("keepPatterns"))),
+        strings(rule.get("evidence")),
+    ];
+    let mut wanted = Vec::new();
+    let ascii: Vec<String> = lists.iter().flatten().filter(|p| p.is_ascii()).cloned().collect();
+    if !ascii.is_empty() {
+        wanted.push(Wanted {
+            search: Search::Which,
+            unicode: false,
+            flags: Flags::default(),
+            patterns: ascii,
+        });
+    }
+    for list in &lists {
+        let other: Vec<String> = list.iter().filter(|p| !p.is_ascii()).cloned().collect();
+        if !other.is_empty() {
+            wanted.push(Wanted::any(other, Flags::default()));
+        }
+    }
+    for field in ["counters", "matchOutput"] {
+        for item in rule.get(field).and_then(serde_json::Value::as_array).into_iter().flatten() {
+            if let Some(pattern) = item.get("pattern").and_then(serde_json::Value::as_str) {
+                let flags = Flags::parse(item.get("flags").and_then(serde_json::Value::as_str));
+                wanted.push(Wanted::any(vec![pattern.to_owned()], flags));
+            }
+        }
+    }
+    for field in ["commandRegex", "outputRegex"] {
+        if let Some(re) = rule.get("match").and_then(|m| m.get(field)).and_then(|v| v.as_str()) {
+            wanted.push(Wanted::any(vec![re.to_owned()], Flags::default()));
+        }
+    }
+    wanted
 }

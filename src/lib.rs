@@ -33,6 +33,7 @@ pub mod fsx;
 pub mod hook;
 pub mod host;
 pub mod install;
+pub mod matchers;
 pub mod reduce;
 pub mod rewrite;
 pub mod rules;

@@ -36,380 +36,16 @@
 //! chunk (a literal set scanned per short line costs several times more than over a
 //! buffer, where it runs as a SIMD search).
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
-
-use aho_corasick::AhoCorasick;
+use std::sync::{LazyLock, OnceLock};
 
 use regex_automata::Input;
-use regex_automata::hybrid;
-use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_automata::util::syntax;
+
+use super::patterns::{ALARM_KEYS, ANYWHERE, AT_START, FAILURE_KEYS, FAILURE_NOISE, FAILURE_WORD};
+use crate::matchers::{self, Dfa};
 
 use crate::reduce::shape::log::{
     is_klog_header, looks_like_log, starts_like_log, strip_log_prefix, syslog_priority,
 };
-
-/// A pattern matched at the start of a line (after the indentation it allows itself).
-struct StartPattern {
-    /// What the pattern recognises, for test failures and review.
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
-    name: &'static str,
-    /// Literals one of which the line, with its indentation trimmed, starts with whenever
-    /// the pattern matches.
-    leads: &'static [&'static str],
-    /// Whether the pattern can also match a line whose first word passes [`is_located_token`]
-    /// (a path with a location, a `tool:` prefix, an exception name) instead of a lead.
-    /// The guard tries that for every line; the flag records which patterns rely on it.
-    token: bool,
-    /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
-    regex: &'static str,
-}
-
-/// A pattern matched anywhere in a line, on lines that contain one of its keys.
-struct AnywherePattern {
-    /// What the pattern recognises, for test failures and review.
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests only"))]
-    name: &'static str,
-    /// Literals one of which the line contains whenever the pattern matches.
-    keys: &'static [&'static str],
-    /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
-    regex: &'static str,
-}
-
-/// Pattern led by one of `leads`.
-const fn led(
-    name: &'static str,
-    leads: &'static [&'static str],
-    regex: &'static str,
-) -> StartPattern {
-    StartPattern { name, leads, token: false, regex }
-}
-
-/// Pattern led by a first word that passes [`is_located_token`], or by one of `leads`.
-const fn tok(
-    name: &'static str,
-    leads: &'static [&'static str],
-    regex: &'static str,
-) -> StartPattern {
-    StartPattern { name, leads, token: true, regex }
-}
-
-/// Pattern run on lines that contain one of `keys`.
-const fn keyed(
-    name: &'static str,
-    keys: &'static [&'static str],
-    regex: &'static str,
-) -> AnywherePattern {
-    AnywherePattern { name, keys, regex }
-}
-
-/// Leads of the patterns that start with a number (backtrace frames, eslint positions).
-const DIGITS: &[&str] = &["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
-
-/// Patterns matched at the start of the line; each carries its own indentation allowance.
-///
-/// They are joined into one anchored alternation, run only on lines that start with one of
-/// the leads or whose first word passes [`is_located_token`]: even an automaton that dies
-/// within a few bytes costs more per call than those byte comparisons.
-const AT_START: &[StartPattern] = &[
-    // --- severity headlines ---
-    // Deeper indentation is a field in code or data (`        error: e,`), not a headline.
-    led(
-        "error/warning headline",
-        &["error", "warning", "Warning", "WARNING"],
-        r"[ \t]{0,4}(?:error|warning|Warning|WARNING)(?:\[[^\]\s]+\])?:(?:[^:]|$)",
-    ),
-    led("lowercase error word (yarn, tsc)", &["error"], r"error(?: TS\d+:| |$)"),
-    led("uppercase ERROR word", &["ERROR"], r"\s*ERROR\b"),
-    led("Error: headline (node)", &["Error"], r"\s*Error(?: \[[A-Z0-9_]+\])?(?::(?:[^:]|$)|$)"),
-    led(
-        "fatal headline",
-        &["fatal", "Fatal", "FATAL"],
-        r"\s*(?:(?:fatal|Fatal)(?::| error)|FATAL\b)",
-    ),
-    led("go panic headline", &["panic: ", "PANIC"], r"\s*(?:panic: |PANIC\b)"),
-    led("bracketed log level", &["["], r"\s*\[(?:ERROR|FATAL|error|fatal|Error)\]"),
-    led("maven warning with location", &["[WARNING] "], r"\[WARNING\] .*?\.\w+:\[?\d+"),
-    tok("tool-prefixed error (collect2, clang, cc1)", &[], r"[\w.+/-]+: (?:fatal )?error\b"),
-    tok("tool-prefixed location (go vet)", &[], r"[\w.+/-]+: \S+:\d+:\d+: "),
-    tok("linker message", &[], r"(?:\S*/)?(?:[\w-]+-)?ld(?:\.\w+)?: "),
-    tok("make recipe failure", &[], r"\w*make(?:\[\d+\])?: (?:\*\*\*|Target .* not remade)"),
-    led("ninja stop", &["ninja: "], r"ninja: build stopped"),
-    led("cmake diagnostic", &["CMake "], r"CMake (?:Error|Warning)\b"),
-    tok("kotlin compiler diagnostic", &[], r"[ew]: (?:file://)?\S+\.kts?\b"),
-    led("gradle what went wrong", &["* What went wrong:"], r"\* What went wrong:"),
-    led("gradle task failure", &["Execution failed for task "], r"Execution failed for task "),
-    led("npm error", &["npm "], r"npm (?:ERR!|error)"),
-    led("apt error", &["E: "], r"E: [A-Z]"),
-    led(
-        "go command failure",
-        &["go: "],
-        r"go: (?:\S+@\S+: |updates to go\.mod needed|[^\s:]+: (?:not found|module|missing|invalid))",
-    ),
-    led("git push rejection", &["! ["], r"\s*! \[(?:remote )?rejected\]"),
-    tok("make stop with a location", &[], r"\S+:\d+: \*\*\* .*\bStop\."),
-    // --- exceptions and tracebacks ---
-    tok(
-        "exception line (Python, JS, JVM)",
-        &["Uncaught "],
-        r"\s*(?:Uncaught )?[\w.$]*(?:Error|Exception|Warning|Exit|Interrupt)(?:: |:$|$| \[)",
-    ),
-    led("JVM uncaught exception", &["Exception in thread "], r"Exception in thread "),
-    led(
-        "Python traceback header",
-        &["Traceback "],
-        r"\s*Traceback \((?:most recent call|innermost) last\)",
-    ),
-    led("Python traceback frame", &["File \""], r#"\s*File "[^"]+", line \d+"#),
-    led(
-        "Python chained exception",
-        &["The above exception was", "During handling of the above"],
-        r"(?:The above exception was|During handling of the above)",
-    ),
-    led("cause chain", &["Caused by:", "Suppressed: "], r"\s*(?:Caused by:|Suppressed: )"),
-    led("elided JVM frames", &["... "], r"\s*\.\.\. \d+ (?:more|common frames omitted)"),
-    // --- stack frames ---
-    led(
-        "JS/Rust frame ending in a location",
-        &["at "],
-        r"\s+at (?:async |new )?(?:[^()]+ )?\(?\S*:\d+(?::\d+)?\)?\s*$",
-    ),
-    led("JVM frame", &["at "], r"\s*at [\w$.<>/-]+\([^)]*\)\s*$"),
-    led(".NET frame", &["at "], r"\s*at .+ in \S+:line \d+\s*$"),
-    led("vitest frame", &["❯ "], r"\s*❯ .*:\d+:\d+\s*$"),
-    led("Rust backtrace frame", DIGITS, r"\s+\d+:\s+(?:0x[0-9a-f]+ - )?(?:<|\S*::)"),
-    led("Rust backtrace header", &["stack backtrace:"], r"stack backtrace:"),
-    led("Go goroutine header", &["goroutine "], r"goroutine \d+ \["),
-    tok("Go frame location", &[], r"\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$"),
-    led("Go frame creator", &["created by "], r"created by \S"),
-    tok("Ruby frame", &["from ", "# "], r"\s*(?:from |# )?\S+:\d+:in (?:[`']|‘)"),
-    // --- locations ---
-    led("rustc location arrow", &["--> ", "::: "], r"\s*(?:-->|:::) \S+:\d+"),
-    tok(
-        "location then severity (gcc, mypy, pytest, clang-tidy)",
-        &[],
-        r"\s*(?:[A-Za-z]:)?[^\s:(]+:\d+(?::\d+)?: ?(?:fatal error|error|warning|note|Error|Warning|ERROR|WARNING|fatal|panic|FAIL\w*|[\w.]*(?:Error|Exception|Warning))\b",
-    ),
-    tok(
-        "location then lint code (flake8, ruff, pylint)",
-        &[],
-        r"[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b",
-    ),
-    // Not a klog header (`I1201 10:00:07.000001 …`): a ruff message starts with a word.
-    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?[^\s\d]"),
-    tok(
-        "paren location then severity (tsc, msvc)",
-        &[],
-        r"\S+\(\d+(?:,\d+)*\) ?: (?:fatal )?(?:error|warning)\b",
-    ),
-    tok("tsc pretty location", &[], r"\S+:\d+:\d+ - (?:error|warning)\b"),
-    tok("go compiler location", &[], r"\s*\S+\.go:\d+:\d+: "),
-    tok("go test log location", &[], r"\s+\S+\.go:\d+: "),
-    tok("pytest location", &[], r"\S+\.py:\d+:(?: in \S+)?\s*$"),
-    tok("node error location", &[], r"\S+\.(?:[cm]?js|jsx|tsx?):\d+\s*$"),
-    tok(
-        "gcc context",
-        &[],
-        r"\S+: (?:In (?:function|member function|static member function|constructor|destructor|instantiation|lambda|substitution)\b|At top level:)",
-    ),
-    tok("gcc template context", &[], r"\S+:\d+(?::\d+)?:\s+required from"),
-    led(
-        "gcc include chain",
-        &["In file included from ", "from "],
-        r"(?:In file included from |\s+from \S+:\d+[:,]\s*$)",
-    ),
-    led("eslint stylish problem", DIGITS, r"\s+\d+:\d+\s+(?:error|warning)\s"),
-    // --- test dialects ---
-    led(
-        "jest/vitest/mocha/eslint failure mark",
-        &["×", "✕", "✗", "✘", "✖", "❌", "●"],
-        r"\s*(?:×|✕|✗|✘|✖|❌|●) ",
-    ),
-    // Not a quoted or parenthesised value: redis-cli numbers its replies `1) "job-1"`,
-    // `2) (integer) 5`.
-    led("numbered failure title (mocha, rspec)", DIGITS, r#"\s*\d+\) [^\s"'(]"#),
-    led("TAP failure", &["not ok "], r"\s*not ok \d+"),
-    led("TAP/node summary", &["#"], r"#\s*(?:fail|failed|pass|tests)\s+\d+\s*$"),
-    led(
-        "nextest signal/timeout",
-        &["SIG", "TIMEOUT", "LEAK"],
-        r"\s*(?:SIG[A-Z]+|TIMEOUT|LEAK)\s+\[",
-    ),
-    led(
-        "failures block header (cargo, rspec)",
-        &["failures:", "Failures:"],
-        r"(?:failures|Failures):\s*$",
-    ),
-    led("rspec failure", &["Failure/Error:"], r"\s*Failure/Error:"),
-    led("rspec rerun line", &["rspec "], r"rspec \S+:\d+"),
-    led("cargo captured output header", &["---- "], r"---- .+ std(?:out|err) ----"),
-    led("cargo test summary", &["test result: "], r"test result: "),
-    led(
-        "libtest should_panic failure",
-        &["note: test did not panic"],
-        r"note: test did not panic as expected",
-    ),
-    tok("node test runner location", &[], r"\s*location: '\S+:\d+:\d+'"),
-    led("pytest section header", &["___"], r"_{3,} .+ _{3,}\s*$"),
-    led(
-        "pytest summary header",
-        &["="],
-        r"=+ (?:FAILURES|ERRORS|short test summary info|warnings summary) =+",
-    ),
-    led("pytest E line", &["E"], r"E(?:\s|$)"),
-    led("pytest failing source line", &[">"], r"> {2,}\S"),
-    led("code frame pointer (jest, babel)", &[">"], r"\s*>\s*\d+\s*\|"),
-    led(
-        "expected/received value",
-        &["Expected", "Received", "Actual", "expected", "actual", "got", "Got"],
-        r"\s*(?:(?:Expected|Received|Actual|Got)\b[^:]{0,40}|expected|actual|got):(?:\s|$)",
-    ),
-    led(
-        "jest diff header",
-        &["- Expected", "- Snapshot", "+ Received", "+ expected - actual", "+ actual - expected"],
-        r"\s*(?:- (?:Expected|Snapshot)\b|\+ Received\b|\+ expected - actual|\+ actual - expected)",
-    ),
-    led(
-        "jest matcher hint",
-        &["expect("],
-        r"\s*expect\((?:received|jest\.fn\(\)|element|value)\)\.",
-    ),
-    led("rust assertion", &["assertion "], r"\s*assertion (?:failed|`)"),
-    led("rust left/right", &["left: ", "right: "], r"\s{0,2}(?:left|right): "),
-    led("rustc expected/found note", &["= note: expected"], r"\s*= note: expected\b"),
-    led(
-        "rustc found note",
-        &["found "],
-        r"\s+found (?:struct|enum|union|trait|type|reference|raw pointer|fn|closure|opaque|associated|unit|tuple|array|slice|mutable|integer|float|`)",
-    ),
-    led(
-        "surefire tally",
-        &["Tests run: ", "["],
-        r"(?:\[\w+\] )?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+\s*$",
-    ),
-    led("unittest tally", &["Ran "], r"Ran \d+ tests? in "),
-    led("rspec tally", DIGITS, r"\s*\d+ examples?, \d+ failures?"),
-    led(
-        "dotnet outcome",
-        &["Passed!", "Failed!", "Failed "],
-        r"\s*(?:(?:Passed|Failed)! +- |Failed [\w.]+(?:\(.*\))? \[)",
-    ),
-];
-
-/// Patterns matched anywhere in the line, run only on lines holding one of their keys.
-const ANYWHERE: &[AnywherePattern] = &[
-    keyed(
-        "rust panic",
-        &["panicked at", "has overflowed"],
-        r"panicked at|has overflowed its stack",
-    ),
-    keyed("uppercase FAIL word (go, jest, gradle, gtest)", &["FAIL"], r"\bFAIL(?:ED|URES?)?\b"),
-    keyed(
-        "uppercase log level",
-        &["ERROR", "FATAL", "CRITICAL", "PANIC"],
-        r"\b(?:ERROR|FATAL|CRITICAL|PANIC)\b",
-    ),
-    keyed(
-        "structured log level",
-        &["level"],
-        // Not a URL's query (`GET /log?level=error`).
-        r#"(?:^|[^\w?&./-])level=(?:error|fatal|panic|crit)|"level": ?"(?:error|fatal|panic|critical)""#,
-    ),
-    keyed(
-        "signal or crash",
-        &[
-            "Segmentation fault",
-            "core dumped",
-            "Killed",
-            "Bus error",
-            "Illegal instruction",
-            "Floating point exception",
-            "Aborted",
-            "Terminated",
-            "SIG",
-            "ut of memory",
-        ],
-        r"Segmentation fault|core dumped|\bKilled\b|Bus error|Illegal instruction|Floating point exception|\bAborted\b|^\s*Terminated\s*$|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|[Oo]ut of memory",
-    ),
-    keyed(
-        "non-zero exit",
-        &["xit", "EXIT", "returned "],
-        r"(?:[Ee]xit(?:ed)?(?: with)?(?: status| code)|EXIT (?:STATUS|CODE)):? [1-9]|returned [1-9]\d* exit status",
-    ),
-    keyed(
-        "failure count",
-        &[
-            "failed",
-            "failing",
-            "failure",
-            "error",
-            "warning",
-            "problem",
-            "broken",
-            "rror(s)",
-            "arning(s)",
-        ],
-        r"\b[1-9]\d* (?:(?:failed|failing|failures?|errors?|warnings?|problems?|broken)\b|[Ee]rror\(s\)|[Ww]arning\(s\))",
-    ),
-    keyed("pass tally", &["passed", "passing"], r"\b\d+ (?:passed|passing)\b"),
-    keyed(
-        "vitest failure banner",
-        &["Failed Tests", "Failed Suites", "Unhandled Error"],
-        r"(?:Failed Tests|Failed Suites|Unhandled Errors?) \d+",
-    ),
-    keyed(
-        "surefire failing tally",
-        &["Tests run: "],
-        r"Tests run: \d+,\s*Failures: (?:[1-9]|\d+,\s*Errors: [1-9])",
-    ),
-    keyed("expected … found", &[", found "], r"expected .+, found "),
-    keyed("assertion failed", &["ssertion"], r"[Aa]ssertion\b.*\bfailed\b"),
-    keyed(
-        "linker symbol error",
-        &["undefined reference to", "multiple definition of", "Undefined symbols"],
-        r"undefined reference to|multiple definition of|Undefined symbols for architecture",
-    ),
-    keyed("eslint unix severity", &["[Error/", "[Warning/"], r"\[(?:Error|Warning)/"),
-    // The dialects below are evidence on any run (a log read with `docker logs`, a CI log
-    // read with `gh run view --log`, `kubectl describe` all exit 0). Failures that only a
-    // failing run prints (`> Build error occurred`, `Failed to compile.`, `error during
-    // build`, `Build FAILED.`) are left to the failing-run rule ([`mark_failure_words`]):
-    // every key here costs the literal scan that every line pays, which stays fast only
-    // while the keys number at most 64 (the SIMD searcher's limit).
-    keyed(
-        "package manager failure (pnpm, npm, node-gyp)",
-        &["ERR_PNPM_", "ELIFECYCLE", "ERR!"],
-        r"ERR_PNPM_\w+|\bELIFECYCLE\b|\bERR!",
-    ),
-    // A state quoted as a JSON value (`"reason":"OOMKilled"`) is data: the JSON routes
-    // keep it, in a form that is not the line.
-    keyed(
-        "container runtime failure (docker, Kubernetes)",
-        &["OOMKilled", "BackOff", "ErrImagePull", "from daemon"],
-        r#"(?:^|[^"\w])(?:OOMKilled|CrashLoopBackOff|ErrImagePull|ImagePullBackOff|BackOff)(?:$|[^"\w])|Error response from daemon"#,
-    ),
-    keyed(
-        "CI runner failure (GitHub Actions, CircleCI)",
-        &["##[error]", "with error code"],
-        r"##\[error\]|Exited with error code [1-9]",
-    ),
-    keyed(
-        "uncaught exception (.NET, Node, Ruby)",
-        &["Unhandled", "Error)"],
-        r"Unhandled (?:exception\.|'error' event)|UnhandledPromiseRejection|\((?:\w+::)*\w*Error\)\s*$",
-    ),
-    keyed(
-        "network or auth failure",
-        &["ECONN", "ENOTFOUND", "refused", "denied", "curl: (", "certificate"],
-        r"\bE(?:CONNREFUSED|CONNRESET|NOTFOUND)\b|(?:^|[:(] ?)[Cc]onnection refused|Permission denied|Access denied|curl: \(\d+\)|certificate (?:verify failed|signed by unknown authority|problem|has expired)",
-    ),
-    keyed(
-        "shell or file failure",
-        &["not found", "No such file"],
-        r"command not found|No such file or directory|^\S+: \d+: \S+: not found\s*$",
-    ),
-];
 
 /// Returns true if and only if `token`, the first word of a line, can lead a pattern that
 /// has no fixed lead: it holds a location (`path:12`, `file.ts(3,24)`), ends a `tool:`
@@ -423,26 +59,27 @@ fn is_located_token(token: &[u8]) -> bool {
             && token.last().is_some_and(u8::is_ascii_digit))
 }
 
-/// The built-in patterns, ready to run: the lead table and key finder that guard them,
-/// and matchers built on first need.
+/// The built-in patterns, ready to run: the lead table and key finder that guard them, and
+/// one DFA per pattern, each compiled when tj was built (`matchers`) and taken from the
+/// binary on first need.
 ///
-/// Compiling all 90-odd patterns as one regex cost ~2.5 ms, more than the rest of a
-/// `tj reduce` run. So nothing is compiled up front: a first pass over the input collects
-/// which patterns its lines could match (a line can match a start pattern only if it has
-/// one of its leads, an anywhere pattern only if it holds one of its keys), and one
-/// matcher is built for just that subset. A cargo test run needs a handful of patterns.
+/// Each line pays a byte comparison against its leads; only a line with a lead (or a
+/// located first word) runs the few start patterns that lead, and only a line holding a key
+/// runs the anywhere patterns that own it. A cargo test run touches a handful of patterns.
 struct Compiled {
     /// Per first byte of a trimmed line: the [`AT_START`] leads that begin with it, with
     /// the pattern each belongs to.
     leads: Vec<Vec<(&'static [u8], u8)>>,
     /// The [`AT_START`] patterns a located first word (see [`is_located_token`]) may lead.
     token_patterns: u128,
-    /// Finds lines with any [`ANYWHERE`] key (leftmost-first, so the SIMD prefilter runs).
-    keys: AhoCorasick,
+    /// Finds lines with any [`ANYWHERE`] key.
+    keys: Dfa,
     /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
     key_owners: Vec<(&'static str, u32)>,
-    /// Matchers built so far, by kind and pattern subset.
-    built: Mutex<HashMap<(bool, u128), Arc<Regex>>>,
+    /// [`AT_START`]'s matchers, each anchored at the start of the line.
+    start: Vec<OnceLock<Dfa>>,
+    /// [`ANYWHERE`]'s matchers.
+    anywhere: Vec<OnceLock<Dfa>>,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
@@ -472,11 +109,14 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
             (*k, owners)
         })
         .collect();
-    let finder = AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(&keys)
-        .expect("built-in evidence keys are plain literals");
-    Compiled { leads, token_patterns, keys: finder, key_owners, built: Mutex::new(HashMap::new()) }
+    Compiled {
+        leads,
+        token_patterns,
+        keys: literals(&keys),
+        key_owners,
+        start: AT_START.iter().map(|_| OnceLock::new()).collect(),
+        anywhere: ANYWHERE.iter().map(|_| OnceLock::new()).collect(),
+    }
 });
 
 impl Compiled {
@@ -508,33 +148,26 @@ impl Compiled {
             .fold(0, |mask, (_, owners)| mask | owners)
     }
 
-    /// The matcher for a subset of the start (`anywhere == false`) or anywhere patterns.
-    fn matcher(&self, anywhere: bool, subset: u128) -> Arc<Regex> {
-        let mut built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let entry = built.entry((anywhere, subset)).or_insert_with(|| {
-            let source = if anywhere {
-                join(
-                    ANYWHERE
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| subset & (1 << i) != 0)
-                        .map(|(_, p)| p.regex),
-                )
-            } else {
-                format!(
-                    "^(?:{})",
-                    join(
-                        AT_START
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| subset & (1 << i) != 0)
-                            .map(|(_, p)| p.regex)
-                    )
-                )
-            };
-            Arc::new(build(&source))
-        });
-        Arc::clone(entry)
+    /// Returns true if and only if one of the [`AT_START`] patterns in `mask` matches.
+    fn starts(&self, mask: u128, line: &[u8]) -> bool {
+        bits(mask).any(|i| {
+            self.start[i]
+                .get_or_init(|| builtin(&format!("^(?:{})", AT_START[i].regex)))
+                .is_match(line)
+        })
+    }
+
+    /// Returns true if and only if one of the [`ANYWHERE`] patterns in `mask` matches.
+    fn anywhere(&self, mask: u32, line: &[u8]) -> bool {
+        bits(u128::from(mask))
+            .any(|i| self.anywhere[i].get_or_init(|| builtin(ANYWHERE[i].regex)).is_match(line))
+    }
+
+    /// Returns true if and only if `line` is evidence on its own.
+    fn is_evidence(&self, line: &str, start: u128, any: u32) -> bool {
+        let bytes = line.as_bytes();
+        ((start != 0 && self.starts(start, bytes)) || (any != 0 && self.anywhere(any, bytes)))
+            && !is_node_internal_frame(line)
     }
 
     /// Returns, per line, the [`ANYWHERE`] patterns whose keys it holds.
@@ -545,12 +178,35 @@ impl Compiled {
     }
 }
 
+/// The indices of the bits set in `mask`, lowest first.
+fn bits(mut mask: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}
+
+/// The DFA of one built-in regex, matched on bytes with ASCII classes: taken from the
+/// binary, compiled when tj was built.
+fn builtin(regex: &str) -> Dfa {
+    matchers::ascii(regex, false)
+        .expect("built-in evidence patterns are valid regexes (checked by a unit test)")
+}
+
+/// A finder for any of `literals` (see [`builtin`]).
+fn literals(literals: &[&str]) -> Dfa {
+    matchers::ascii_literals(literals, false).expect("literals always compile")
+}
+
 /// Calls `hit` with the index of every line in which `finder` finds a match, in order.
 ///
 /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk is
 /// searched once; after a hit the search resumes at the next line. No key contains `\n`,
-/// so a hit never spans two lines.
-fn scan_lines(finder: &AhoCorasick, lines: &[&str], mut hit: impl FnMut(usize)) {
+/// and none is empty, so a hit's last byte is in the line it was found in.
+fn scan_lines(finder: &Dfa, lines: &[&str], mut hit: impl FnMut(usize)) {
     let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
     let mut starts: Vec<usize> = Vec::new();
     let mut first = 0;
@@ -573,10 +229,14 @@ fn scan_lines(finder: &AhoCorasick, lines: &[&str], mut hit: impl FnMut(usize)) 
             end += 1;
         }
         let mut at = 0;
-        while let Some(found) = finder.find(aho_corasick::Input::new(&chunk).span(at..chunk.len()))
-        {
-            // `starts[0] == 0 <= found.start()`, so the index is at least 0.
-            let k = starts.partition_point(|&s| s <= found.start()) - 1;
+        loop {
+            let k = match finder.find_end(&Input::new(&chunk).span(at..chunk.len())) {
+                Some(None) => break,
+                // `starts[0] == 0 < found`, so the index is at least 0.
+                Some(Some(found)) => starts.partition_point(|&s| s < found) - 1,
+                // A failed search (it cannot fail on these DFAs): every line left is a hit.
+                None => starts.partition_point(|&s| s <= at) - 1,
+            };
             hit(first + k);
             match starts.get(k + 1) {
                 Some(&next) => at = next,
@@ -585,47 +245,6 @@ fn scan_lines(finder: &AhoCorasick, lines: &[&str], mut hit: impl FnMut(usize)) 
         }
         first = end;
     }
-}
-
-/// Joins regexes into one alternation, each in its own group. An empty subset gives a
-/// regex that never matches.
-fn join<'a>(regexes: impl Iterator<Item = &'a str>) -> String {
-    let parts: Vec<String> = regexes.map(|r| format!("(?:{r})")).collect();
-    if parts.is_empty() { r"[^\x00-\xff]".to_owned() } else { parts.join("|") }
-}
-
-/// One compiled built-in regex.
-///
-/// Built as a lazy DFA used directly (not through `meta`): only "does it match" is ever
-/// asked, on short lines, so no capture groups, no other engines, and no per-call engine
-/// selection. Unicode mode is off: the classes are ASCII and `\b` is an ASCII boundary, so
-/// the DFA never has to give up on a byte. Non-ASCII literals such as `●` still match their
-/// UTF-8 bytes.
-struct Regex {
-    dfa: hybrid::dfa::DFA,
-    cache: Mutex<hybrid::dfa::Cache>,
-}
-
-impl Regex {
-    fn is_match(&self, haystack: &[u8]) -> bool {
-        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A lazy DFA that gives up (it cannot here: no quit bytes) counts as a match: a
-        // line that could not be judged is kept.
-        self.dfa
-            .try_search_fwd(&mut cache, &Input::new(haystack).earliest(true))
-            .map_or(true, |m| m.is_some())
-    }
-}
-
-/// Compiles one built-in regex.
-fn build(source: &str) -> Regex {
-    let dfa = hybrid::dfa::DFA::builder()
-        .syntax(syntax::Config::new().unicode(false).utf8(false))
-        .thompson(thompson::Config::new().which_captures(WhichCaptures::None))
-        .build(source)
-        .expect("built-in evidence patterns are valid regexes (checked by a unit test)");
-    let cache = Mutex::new(dfa.create_cache());
-    Regex { dfa, cache }
 }
 
 /// Returns true if and only if `line`, taken on its own, is evidence by the built-in
@@ -642,11 +261,7 @@ fn build(source: &str) -> Regex {
 /// ```
 pub fn is_evidence(line: &str) -> bool {
     let compiled = &*COMPILED;
-    let start = compiled.start_mask(line);
-    let any = compiled.any_mask(line);
-    ((start != 0 && compiled.matcher(false, start).is_match(line.as_bytes()))
-        || (any != 0 && compiled.matcher(true, u128::from(any)).is_match(line.as_bytes())))
-        && !is_node_internal_frame(line)
+    compiled.is_evidence(line, compiled.start_mask(line), compiled.any_mask(line))
 }
 
 /// Marks which lines are evidence. `lines` are already rendered (no ANSI, no `\r`).
@@ -670,28 +285,10 @@ pub fn is_evidence(line: &str) -> bool {
 pub fn classify(lines: &[&str]) -> Vec<bool> {
     let compiled = &*COMPILED;
     let triggered = compiled.triggered_lines(lines);
-    // First pass: which patterns could this input need at all? Build only those.
-    let mut starts = 0u128;
-    let led: Vec<bool> = lines
-        .iter()
-        .map(|line| {
-            let mask = compiled.start_mask(line);
-            starts |= mask;
-            mask != 0
-        })
-        .collect();
-    let anys = triggered.iter().fold(0u32, |mask, m| mask | m);
-    let start = compiled.matcher(false, starts);
-    let anywhere = compiled.matcher(true, u128::from(anys));
     let base: Vec<bool> = lines
         .iter()
         .zip(&triggered)
-        .zip(&led)
-        .map(|((line, &any), &led)| {
-            let bytes = line.as_bytes();
-            ((led && start.is_match(bytes)) || (any != 0 && anywhere.is_match(bytes)))
-                && !is_node_internal_frame(line)
-        })
+        .map(|(line, &any)| compiled.is_evidence(line, compiled.start_mask(line), any))
         .collect();
     let mut marked = base.clone();
     let mut diff_end = 0;
@@ -701,87 +298,18 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
     marked
 }
 
-/// Literals one of which a line holds whenever [`FAILURE_WORD`] matches it in lowercase,
-/// Capitalised or UPPERCASE form (a mixed case such as `eRRor` is not looked for). Each
-/// drops the first letter, so one literal serves the first two forms, and the list stays
-/// under the 64 literals of the SIMD searcher that finds them.
-const FAILURE_KEYS: &[&str] = &[
-    "rror",
-    "RROR",
-    "atal",
-    "ATAL",
-    "ailed",
-    "AILED",
-    "ailure",
-    "AILURE",
-    "ails",
-    "AILS",
-    "xception",
-    "XCEPTION",
-    "enied",
-    "ENIED",
-    "illed",
-    "ILLED",
-    "anic",
-    "ANIC",
-    "bort",
-    "BORT",
-    "ot found",
-    "ot Found",
-    "OT FOUND",
-    "annot",
-    "ANNOT",
-    "ould not",
-    "OULD NOT",
-    "ouldn't",
-    "an't",
-    "nable to",
-    "NABLE TO",
-    "efused",
-    "EFUSED",
-    "o such",
-    "O SUCH",
-    "nauthorized",
-    "NAUTHORIZED",
-    "orbidden",
-    "ORBIDDEN",
-    "imed out",
-    "IMED OUT",
-    "erminated",
-    "ERMINATED",
-    "eadline exceeded",
-    "EADLINE EXCEEDED",
-];
-
-/// A failure word standing as a word of prose: not inside an identifier (`error_count`,
-/// `-Werror`, `thiserror`), a path or file name (`errors.go`, `src/error/`), an option
-/// (`--on-error`), a call (`abort()`), a Rust path (`Error::new`) or a key (`failed=0`).
-const FAILURE_WORD: &str = r"(?i)(?:^|[^\w\-./$@])(?:errors?|fatal|failed|failures?|fails|exceptions?|denied|killed|panic(?:ked|s)?|abort(?:ed|s)?|not found|cannot|could not|couldn't|can't|unable to|refused|no such|unauthorized|forbidden|timed out|terminated|deadline exceeded)(?:$|[^\w\-/(=.:]|[.:](?:$|[^\w:]))";
-
-/// Lines that hold a failure word yet report no failure: a passing test (`test
-/// error_paths ... ok`, `PASSED`), a zero count (`0 errors`, `no failures`, `without
-/// errors`, `Errors: 0`, `failed=0`), progress chatter naming a package (`Compiling
-/// failure v0.1.8`, a bare package name such as `errors` under `go build -v`), a report
-/// table row (`|error |2 |`) or heading (`errors / warnings by module`), an option's help
-/// (`--retry-all-errors  Retry all errors`), a numbered source excerpt (`204\texcept
-/// Exception:`, `  12 | panic!(…)`) and CMake's probes (`-- Looking for kqueue - not found`).
-const FAILURE_NOISE: &str = r"(?i)\.\.\. ok\b|\bPASS(?:ED)?\b|\b(?:0|no|zero|without) (?:errors?|failures?|failed|problems?|issues?)\b|\b(?:errors?|failures?|failed)\s*[:=]\s*0\b|^\s*(?:compiling|checking|downloading|downloaded|fresh|installing|collecting|requirement already satisfied)\b|\berrors? / warnings?\b|^\s*\|.*\|\s*$|^\s*--?[a-z][\w-]*(?:[ =,]|$)|^\s*\d+\s*(?:\t|\| )|^\s*-- (?:looking for|check|performing test)|^\s*[\w./-]+\s*$";
-
 /// The generic rule's matchers, built on the first failing run.
 struct FailureWords {
     /// Finds lines with any [`FAILURE_KEYS`] literal.
-    keys: AhoCorasick,
-    word: Regex,
-    noise: Regex,
+    keys: Dfa,
+    word: Dfa,
+    noise: Dfa,
 }
 
 static FAILURE_WORDS: LazyLock<FailureWords> = LazyLock::new(|| FailureWords {
-    keys: AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(FAILURE_KEYS)
-        .expect("failure keys are plain literals"),
-    word: build(FAILURE_WORD),
-    noise: build(FAILURE_NOISE),
+    keys: literals(FAILURE_KEYS),
+    word: builtin(FAILURE_WORD),
+    noise: builtin(FAILURE_NOISE),
 });
 
 impl FailureWords {
@@ -822,86 +350,7 @@ pub fn mark_failure_words(lines: &[&str], marked: &mut [bool]) {
     });
 }
 
-/// Literals one of which a line holds whenever [`is_alarm_line`] may find it alarming: the
-/// anchors of an HTTP status of 400 or more (`" 4`, `HTTP/1.1 5`, `code 4`, `| 5`,
-/// `status=4`), of an alarming level in any of its spellings (`ERR` also finds `ERROR`,
-/// `Warn` also `Warning`, `"level":5` pino's 50), and of a crash start. Lines without one
-/// pay only this scan: in an access log, the `200`s are not even candidates. Kept under
-/// the 64 literals of the SIMD searcher (a test checks).
-const ALARM_KEYS: &[&str] = &[
-    // HTTP statuses of 400 and more: each key holds the status's first digit, so the
-    // thousands of `200` lines of an access log are not candidates.
-    "\" 4",
-    "\" 5",
-    "HTTP/1.1 4",
-    "HTTP/1.1 5",
-    "HTTP/1.0 4",
-    "HTTP/1.0 5",
-    "HTTP/2 4",
-    "HTTP/2 5",
-    " ms - ",
-    "\" from ",
-    "| 4",
-    "| 5",
-    "Completed 4",
-    "Completed 5",
-    "code 4",
-    "code 5",
-    "tatus=4",
-    "tatus=5",
-    "tatus\":4",
-    "tatus\":5",
-    "tatus\": 4",
-    "tatus\": 5",
-    "tatusCode\":4",
-    "tatusCode\":5",
-    "tatus_code\":4",
-    "tatus_code\":5",
-    // Levels.
-    "WARN",
-    "ERR",
-    "EROR",
-    "FATA",
-    "FTL",
-    "WRN",
-    "CRIT",
-    "PANI",
-    "SEVERE",
-    "EMERG",
-    "ALERT",
-    "warn",
-    "Warn",
-    "error",
-    "Error",
-    "eror",
-    "=err",
-    "\"err\"",
-    "fatal",
-    "Fatal",
-    "crit",
-    "panic",
-    "Panic",
-    "severe",
-    "emerg",
-    "alert",
-    "fail:",
-    "\"level\":4",
-    "\"level\":5",
-    "\"level\":6",
-    "RIORITY",
-    "\"s\":\"E\"",
-    "\"s\":\"F\"",
-    "\"s\":\"W\"",
-    // Crash starts behind a log prefix.
-    "Traceback",
-];
-
-static ALARM_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(ALARM_KEYS)
-        .expect("alarm keys are plain literals")
-});
+static ALARM_FINDER: LazyLock<Dfa> = LazyLock::new(|| literals(ALARM_KEYS));
 
 /// Marks, in `evidence`, the *alarms* of a data output (a log, a listing, a table the agent
 /// asked to read), whatever the exit code: the lines an agent reading it must not miss.
@@ -1636,6 +1085,110 @@ fn indent(line: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex_automata::hybrid;
+
+    /// Every distinct line of every fixture (tests/fixtures), for the round-trip checks.
+    fn fixture_lines() -> Vec<String> {
+        let mut stack =
+            vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
+        let mut lines = std::collections::BTreeSet::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let case: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                let text = case["text"].as_str().unwrap_or_default();
+                lines.extend(text.lines().map(|l| l.trim_end_matches('\r').to_owned()));
+            }
+        }
+        lines.into_iter().collect()
+    }
+
+    /// One pattern on the engine tj compiled the classifier to before the build did it: a
+    /// lazy DFA built now, from the same text with the same syntax.
+    fn lazy(regex: &str) -> (hybrid::dfa::DFA, hybrid::dfa::Cache) {
+        use regex_automata::nfa::thompson::{self, WhichCaptures};
+        let dfa = hybrid::dfa::DFA::builder()
+            .syntax(regex_automata::util::syntax::Config::new().unicode(false).utf8(false))
+            .thompson(thompson::Config::new().which_captures(WhichCaptures::None))
+            .build(regex)
+            .unwrap();
+        let cache = dfa.create_cache();
+        (dfa, cache)
+    }
+
+    fn lazy_match(engine: &mut (hybrid::dfa::DFA, hybrid::dfa::Cache), line: &str) -> bool {
+        let input = Input::new(line.as_bytes()).earliest(true);
+        engine.0.try_search_fwd(&mut engine.1, &input).unwrap().is_some()
+    }
+
+    /// The build-time check of issue 13 for the classifier: every embedded matcher, taken
+    /// from the binary, matches exactly the lines its pattern compiled now matches, on every
+    /// line of every fixture its guard lets through (the guards themselves are checked by
+    /// `assert_guards_hold`), and every literal finder finds exactly the lines that hold
+    /// one of its literals.
+    #[test]
+    fn embedded_classifier_matches_as_its_patterns_compiled_now_on_the_fixtures() {
+        let lines = fixture_lines();
+        assert!(lines.len() > 50_000, "{} fixture lines", lines.len());
+        let compiled = &*COMPILED;
+        let mut start: Vec<_> =
+            AT_START.iter().map(|p| lazy(&format!("^(?:{})", p.regex))).collect();
+        let mut anywhere: Vec<_> = ANYWHERE.iter().map(|p| lazy(p.regex)).collect();
+        let (mut word, mut noise) = (lazy(FAILURE_WORD), lazy(FAILURE_NOISE));
+        let words = &*FAILURE_WORDS;
+        // The literal finders against Aho-Corasick automata of the same literals.
+        let keys: Vec<&str> = ANYWHERE.iter().flat_map(|p| p.keys.iter().copied()).collect();
+        let ac = |keys: &[&str], nocase: bool| {
+            aho_corasick::AhoCorasick::builder().ascii_case_insensitive(nocase).build(keys).unwrap()
+        };
+        let references = [
+            ac(&keys, false),
+            ac(FAILURE_KEYS, false),
+            ac(ALARM_KEYS, false),
+            ac(super::super::patterns::ALARM_WORDS, true),
+        ];
+        let mut checked = 0;
+        for line in &lines {
+            let bytes = line.as_bytes();
+            for i in bits(compiled.start_mask(line)) {
+                let embedded = compiled.starts(1 << i, bytes);
+                assert_eq!(
+                    embedded,
+                    lazy_match(&mut start[i], line),
+                    "{:?} on {line:?}",
+                    AT_START[i].name
+                );
+                checked += 1;
+            }
+            for i in bits(u128::from(compiled.any_mask(line))) {
+                let embedded = compiled.anywhere(1 << i, bytes);
+                assert_eq!(
+                    embedded,
+                    lazy_match(&mut anywhere[i], line),
+                    "{:?} on {line:?}",
+                    ANYWHERE[i].name
+                );
+                checked += 1;
+            }
+            for (finder, reference) in [
+                (&compiled.keys, &references[0]),
+                (&words.keys, &references[1]),
+                (&*ALARM_FINDER, &references[2]),
+            ] {
+                assert_eq!(finder.is_match(bytes), reference.is_match(bytes), "{line:?}");
+            }
+            let alarm = references[3].is_match(bytes);
+            assert_eq!(crate::reduce::shape::log::is_alarm(line), alarm, "{line:?}");
+            assert_eq!(words.word.is_match(bytes), lazy_match(&mut word, line), "{line:?}");
+            assert_eq!(words.noise.is_match(bytes), lazy_match(&mut noise, line), "{line:?}");
+        }
+        assert!(checked > 10_000, "only {checked} guarded matches compared");
+    }
 
     #[test]
     fn pattern_sets_fit_their_masks() {
@@ -1762,9 +1315,9 @@ mod tests {
     }
 
     /// Each pattern compiled alone, to check its guard on sample lines.
-    static SINGLE: LazyLock<(Vec<Regex>, Vec<Regex>)> = LazyLock::new(|| {
-        let start = AT_START.iter().map(|p| build(&format!("^(?:{})", p.regex))).collect();
-        let anywhere = ANYWHERE.iter().map(|p| build(p.regex)).collect();
+    static SINGLE: LazyLock<(Vec<Dfa>, Vec<Dfa>)> = LazyLock::new(|| {
+        let start = AT_START.iter().map(|p| builtin(&format!("^(?:{})", p.regex))).collect();
+        let anywhere = ANYWHERE.iter().map(|p| builtin(p.regex)).collect();
         (start, anywhere)
     });
 

@@ -15,6 +15,7 @@ pub mod data;
 pub mod density;
 pub mod evidence;
 pub mod gate;
+pub(crate) mod patterns;
 pub mod shape;
 pub mod stream;
 pub mod terminal;

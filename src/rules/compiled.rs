@@ -45,11 +45,12 @@ use std::time::{Duration, Instant};
 
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind, meta};
 
 use super::Layer;
 use super::schema::Rule;
+use crate::matchers::spec::ascii_word_boundaries;
+use crate::matchers::{self, Dfa, Flags, Search, Spec};
 
 /// The largest NFA one pattern may compile to, builtin or not. The largest builtin pattern
 /// needs 36 KB (`tests/phpunit`'s, with Unicode `\w`); a compile bomb like `[a-z]{1,65535}N`
@@ -364,11 +365,16 @@ impl<'b> Compiler<'b> {
     /// what [`Compiler::pattern`]'s matcher matches.
     pub fn one_shot(&self, pattern: &str, flags: Option<&str>) -> Result<Pattern, String> {
         let parsed = Flags::parse(flags);
-        if self.untrusted.is_none()
-            && pattern.is_ascii()
-            && let Ok(re) = build_ascii_with(&[pattern], parsed, PATTERN_SIZE_LIMIT, false)
-        {
-            return Ok(Pattern::Ascii(Box::new(re)));
+        if self.untrusted.is_none() {
+            if let Some(dfa) = prebuilt(&[pattern], parsed) {
+                return Ok(Pattern::Prebuilt(Box::new(dfa)));
+            }
+            if pattern.is_ascii()
+                && let Ok(re) = build_ascii_with(&[pattern], parsed, PATTERN_SIZE_LIMIT, false)
+            {
+                matchers::count_runtime_compile();
+                return Ok(Pattern::Ascii(Box::new(re)));
+            }
         }
         self.pattern(pattern, flags)
     }
@@ -403,10 +409,12 @@ impl<'b> Compiler<'b> {
         kind: MatchKind,
     ) -> Result<Bounded, BuildFail> {
         let limit = self.room(PATTERN_SIZE_LIMIT.saturating_mul(patterns.len()));
-        let rewritten: Vec<std::borrow::Cow<'_, str>>;
+        let rewritten: Vec<String>;
         let patterns: Vec<&str> = if unicode {
+            // A Unicode `\b` makes the lazy DFA quit on any non-ASCII byte, which counts as
+            // giving up (`install/pip-install`'s `[kMG]?B\b` met `×` in pip's output).
             rewritten = patterns.iter().map(|p| ascii_word_boundaries(p)).collect();
-            rewritten.iter().map(AsRef::as_ref).collect()
+            rewritten.iter().map(String::as_str).collect()
         } else {
             patterns.to_vec()
         };
@@ -446,7 +454,7 @@ impl<'b> Compiler<'b> {
         pattern: &str,
         flags: Flags,
     ) -> Result<fancy_regex::Regex, Option<String>> {
-        let text = flags.inline(pattern);
+        let text = inline(flags, pattern);
         let tree = fancy_regex::Expr::parse_tree(&text).map_err(|_| None)?;
         let mut soft = String::new();
         soften(tree.expr).to_str(&mut soft, 0);
@@ -522,91 +530,15 @@ fn bounded_config(kind: MatchKind) -> hybrid::dfa::Config {
         .unicode_word_boundary(true)
 }
 
-/// `pattern` with `\b` and `\B` outside classes made ASCII word boundaries (`(?-u:\b)`), for
-/// an untrusted non-ASCII pattern compiled in Unicode mode: a Unicode word boundary makes
-/// the lazy DFA quit on any non-ASCII byte (`install/pip-install`'s `[kMG]?B\b` met `×` in
-/// pip's output). JavaScript's `\b` is ASCII anyway; builtin patterns keep `regex`'s.
-fn ascii_word_boundaries(pattern: &str) -> std::borrow::Cow<'_, str> {
-    if !pattern.contains("\\b") && !pattern.contains("\\B") {
-        return std::borrow::Cow::Borrowed(pattern);
-    }
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars().peekable();
-    // Depth of `[…]` classes (regex-syntax nests them); a `]` first in a class is literal.
-    let mut depth = 0_usize;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(b @ ('b' | 'B')) if depth == 0 => {
-                    out.push_str("(?-u:\\");
-                    out.push(b);
-                    out.push(')');
-                }
-                Some(next) => {
-                    out.push(c);
-                    out.push(next);
-                }
-                None => out.push(c),
-            },
-            '[' => {
-                depth += 1;
-                out.push(c);
-                if chars.peek() == Some(&'^') {
-                    out.extend(chars.next());
-                }
-                if chars.peek() == Some(&']') {
-                    out.extend(chars.next());
-                }
-            }
-            ']' if depth > 0 => {
-                depth -= 1;
-                out.push(c);
-            }
-            c => out.push(c),
+/// `pattern` with `flags` inline, for `fancy-regex`.
+fn inline(flags: Flags, pattern: &str) -> String {
+    let mut inline = String::new();
+    for (on, c) in [(flags.case_insensitive, 'i'), (flags.multi_line, 'm'), (flags.dot_all, 's')] {
+        if on {
+            inline.push(c);
         }
     }
-    std::borrow::Cow::Owned(out)
-}
-
-/// JavaScript-style flags.
-#[derive(Clone, Copy, Debug, Default)]
-struct Flags {
-    case_insensitive: bool,
-    multi_line: bool,
-    dot_all: bool,
-}
-
-impl Flags {
-    fn parse(flags: Option<&str>) -> Flags {
-        let flags = flags.unwrap_or("");
-        Flags {
-            case_insensitive: flags.contains('i'),
-            multi_line: flags.contains('m'),
-            dot_all: flags.contains('s'),
-        }
-    }
-
-    /// The syntax: ASCII patterns with Unicode classes off, as JavaScript's `\d`, `\w`,
-    /// `\b` are (see [`Pattern`]).
-    fn syntax(self, unicode: bool) -> syntax::Config {
-        syntax::Config::new()
-            .unicode(unicode)
-            .utf8(unicode)
-            .case_insensitive(self.case_insensitive)
-            .multi_line(self.multi_line)
-            .dot_matches_new_line(self.dot_all)
-    }
-
-    /// `pattern` with the flags inline, for `fancy-regex`.
-    fn inline(self, pattern: &str) -> String {
-        let mut inline = String::new();
-        for (on, c) in [(self.case_insensitive, 'i'), (self.multi_line, 'm'), (self.dot_all, 's')] {
-            if on {
-                inline.push(c);
-            }
-        }
-        if inline.is_empty() { pattern.to_owned() } else { format!("(?{inline}){pattern}") }
-    }
+    if inline.is_empty() { pattern.to_owned() } else { format!("(?{inline}){pattern}") }
 }
 
 /// An untrusted linear matcher: a lazy DFA alone, which gives up rather than slows down
@@ -664,15 +596,28 @@ fn build_ascii_with(
         .map_err(|e| e.to_string())
 }
 
-/// A builtin pattern: `meta` for ASCII, `regex` for the rest, `fancy-regex` for what only
+/// The matcher the build embedded for builtin `patterns` asked [`Search::Any`] (Unicode
+/// syntax when one of them is not ASCII), if it did.
+fn prebuilt(patterns: &[&str], flags: Flags) -> Option<Dfa> {
+    let unicode = !patterns.iter().all(|p| p.is_ascii());
+    matchers::prebuilt(&Spec { search: Search::Any, unicode, flags, patterns })
+}
+
+/// A builtin pattern: the matcher embedded when tj was built, else (counted as a run-time
+/// compilation) `meta` for ASCII, `regex` for the rest, `fancy-regex` for what only
 /// backtracking can do.
 fn trusted_pattern(pattern: &str, flags: Flags) -> Result<Pattern, String> {
+    if let Some(dfa) = prebuilt(&[pattern], flags) {
+        return Ok(Pattern::Prebuilt(Box::new(dfa)));
+    }
+    matchers::count_runtime_compile();
     if pattern.is_ascii()
         && let Ok(re) = build_ascii(&[pattern], flags, PATTERN_SIZE_LIMIT)
     {
         return Ok(Pattern::Ascii(Box::new(re)));
     }
-    let linear = regex::RegexBuilder::new(pattern)
+    // ASCII word boundaries, as the embedded DFA has them (`matchers::spec`).
+    let linear = regex::RegexBuilder::new(&ascii_word_boundaries(pattern))
         .case_insensitive(flags.case_insensitive)
         .multi_line(flags.multi_line)
         .dot_matches_new_line(flags.dot_all)
@@ -682,7 +627,7 @@ fn trusted_pattern(pattern: &str, flags: Flags) -> Result<Pattern, String> {
     match linear {
         Ok(re) => Ok(Pattern::Linear(re)),
         Err(regex::Error::CompiledTooBig(limit)) => Err(too_large(limit)),
-        Err(linear_err) => match fancy_builder(&flags.inline(pattern)).build() {
+        Err(linear_err) => match fancy_builder(&inline(flags, pattern)).build() {
             Ok(re) => Ok(Pattern::Backtracking(Box::new(re))),
             Err(_) => Err(linear_err.to_string()),
         },
@@ -698,6 +643,8 @@ fn trusted_pattern(pattern: &str, flags: Flags) -> Result<Pattern, String> {
 /// non-ASCII text keeps Unicode semantics, so `━+` repeats the character, not its last byte.
 #[derive(Debug)]
 pub enum Pattern {
+    /// A builtin pattern compiled when tj was built (`matchers`).
+    Prebuilt(Box<Dfa>),
     /// A builtin ASCII pattern, compiled without Unicode classes or capture groups.
     Ascii(Box<meta::Regex>),
     /// A builtin pattern compiled by `regex` with Unicode semantics.
@@ -760,6 +707,7 @@ impl Pattern {
     /// lazy DFA that gives up, are charged or exhaust it (and count as no match).
     pub fn is_match_within(&self, text: &str, budget: &Budget) -> bool {
         match self {
+            Pattern::Prebuilt(dfa) => dfa.is_match(text.as_bytes()),
             Pattern::Ascii(re) => re.is_match(Input::new(text.as_bytes())),
             Pattern::Linear(re) => re.is_match(text),
             Pattern::Backtracking(re) => backtrack(re, text, budget),
@@ -792,6 +740,7 @@ fn backtrack(re: &fancy_regex::Regex, text: &str, budget: &Budget) -> bool {
 /// A list of linear patterns matched as one.
 #[derive(Debug)]
 enum Linear {
+    Prebuilt(Dfa),
     Meta(meta::Regex),
     Set(regex::RegexSet),
     Bounded(Box<Bounded>),
@@ -800,6 +749,7 @@ enum Linear {
 impl Linear {
     fn is_match(&self, text: &str, budget: &Budget) -> bool {
         match self {
+            Linear::Prebuilt(dfa) => dfa.is_match(text.as_bytes()),
             Linear::Meta(re) => re.is_match(Input::new(text.as_bytes())),
             Linear::Set(set) => set.is_match(text),
             Linear::Bounded(re) => re.is_match(text).unwrap_or_else(|| {
@@ -858,6 +808,8 @@ impl PatternSet {
             }
             match compiler.pattern(pattern, None) {
                 Ok(Pattern::Ascii(_)) => ascii_ok.push(pattern.as_str()),
+                Ok(Pattern::Prebuilt(_)) if pattern.is_ascii() => ascii_ok.push(pattern.as_str()),
+                Ok(Pattern::Prebuilt(_)) => linear_ok.push(pattern.as_str()),
                 Ok(Pattern::Linear(_)) => linear_ok.push(pattern.as_str()),
                 Ok(Pattern::Bounded(_)) if pattern.is_ascii() => ascii_ok.push(pattern.as_str()),
                 Ok(Pattern::Bounded(_)) => linear_ok.push(pattern.as_str()),
@@ -905,15 +857,23 @@ fn linear_set(
     if patterns.is_empty() {
         return Ok(None);
     }
+    if compiler.untrusted.is_none() {
+        if let Some(dfa) = prebuilt(patterns, Flags::default()) {
+            return Ok(Some(Linear::Prebuilt(dfa)));
+        }
+        matchers::count_runtime_compile();
+    }
     let limit = compiler.room(RULE_SIZE_LIMIT);
     match (compiler.untrusted, unicode) {
         (None, false) => build_ascii(patterns, Flags::default(), limit).map(Linear::Meta),
-        (None, true) => regex::RegexSetBuilder::new(patterns)
-            .size_limit(limit)
-            .dfa_size_limit(DFA_CACHE_CAPACITY)
-            .build()
-            .map(Linear::Set)
-            .map_err(|e| e.to_string()),
+        (None, true) => {
+            regex::RegexSetBuilder::new(patterns.iter().map(|p| ascii_word_boundaries(p)))
+                .size_limit(limit)
+                .dfa_size_limit(DFA_CACHE_CAPACITY)
+                .build()
+                .map(Linear::Set)
+                .map_err(|e| e.to_string())
+        }
         (Some(_), _) => {
             match compiler.bounded(patterns, unicode, Flags::default(), MatchKind::LeftmostFirst) {
                 Ok(bounded) => Ok(Linear::Bounded(Box::new(bounded))),
@@ -938,17 +898,31 @@ pub const EVIDENCE: u8 = 4;
 /// the hot loop of a reduction). Non-ASCII and lookaround patterns stay in per-kind sets.
 #[derive(Debug, Default)]
 pub struct LineKinds {
-    ascii: Option<(hybrid::dfa::DFA, Vec<u8>)>,
+    ascii: Option<(Lines, Vec<u8>)>,
     rest: [PatternSet; 3],
     present: u8,
     /// The lazy DFA is an untrusted rule's: giving up exhausts the budget.
     bounded: bool,
 }
 
-/// Scratch space for [`LineKinds::kinds`], reused across lines: the matched-pattern set and
-/// the lazy DFA's state cache.
+/// The one matcher of a rule's ASCII line patterns, reporting every pattern a line matches.
 #[derive(Debug)]
-pub struct Scratch(regex_automata::PatternSet, Option<hybrid::dfa::Cache>);
+enum Lines {
+    /// Embedded when tj was built (a builtin rule).
+    Prebuilt(Dfa),
+    /// A lazy DFA compiled now: an untrusted rule's (bounded), or a builtin one the build
+    /// did not embed.
+    Lazy(Box<hybrid::dfa::DFA>),
+}
+
+/// Scratch space for [`LineKinds::kinds`], reused across lines: the matched-pattern sets
+/// and the lazy DFA's state cache.
+#[derive(Debug)]
+pub struct Scratch {
+    set: regex_automata::PatternSet,
+    cache: Option<hybrid::dfa::Cache>,
+    sets: Vec<regex_automata::PatternSet>,
+}
 
 impl LineKinds {
     /// Compiles the three builtin lists (skip, keep, evidence, in that order), reporting
@@ -1028,26 +1002,44 @@ impl LineKinds {
 
     /// Scratch space for [`kinds`](Self::kinds).
     pub fn scratch(&self) -> Scratch {
-        let len = self.ascii.as_ref().map_or(0, |(dfa, _)| dfa.pattern_len());
-        Scratch(
-            regex_automata::PatternSet::new(len),
-            self.ascii.as_ref().map(|(dfa, _)| dfa.create_cache()),
-        )
+        match self.ascii.as_ref().map(|(lines, _)| lines) {
+            Some(Lines::Lazy(dfa)) => Scratch {
+                set: regex_automata::PatternSet::new(dfa.pattern_len()),
+                cache: Some(dfa.create_cache()),
+                sets: Vec::new(),
+            },
+            Some(Lines::Prebuilt(dfa)) => Scratch {
+                set: regex_automata::PatternSet::new(0),
+                cache: None,
+                sets: dfa.scratch(),
+            },
+            None => {
+                Scratch { set: regex_automata::PatternSet::new(0), cache: None, sets: Vec::new() }
+            }
+        }
     }
 
     /// The kinds of the patterns `line` matches. An untrusted rule's matchers charge
     /// `budget` (see [`Pattern::is_match_within`]); the caller checks it after each line.
     pub fn kinds(&self, line: &str, scratch: &mut Scratch, budget: &Budget) -> u8 {
         let mut out = 0;
-        if let (Some((dfa, kinds)), Some(cache)) = (&self.ascii, scratch.1.as_mut()) {
-            scratch.0.clear();
+        if let Some((Lines::Prebuilt(dfa), kinds)) = &self.ascii
+            && !dfa.which(line.as_bytes(), &mut scratch.sets, |pid| out |= kinds[pid])
+        {
+            // Cannot happen (no quit bytes): never drop what could not be classified.
+            out |= KEEP | EVIDENCE;
+        }
+        if let (Some((Lines::Lazy(dfa), kinds)), Some(cache)) =
+            (&self.ascii, scratch.cache.as_mut())
+        {
+            scratch.set.clear();
             match dfa.try_which_overlapping_matches(
                 cache,
                 &Input::new(line.as_bytes()),
-                &mut scratch.0,
+                &mut scratch.set,
             ) {
                 Ok(()) => {
-                    for pid in scratch.0.iter() {
+                    for pid in scratch.set.iter() {
                         out |= kinds[pid.as_usize()];
                     }
                 }
@@ -1073,19 +1065,21 @@ impl LineKinds {
 /// short lines, and skipping meta's other engines halves both the build and the per-line
 /// cost of the reduction's hot loop. An untrusted rule's gives up when its cache thrashes
 /// ([`bounded_config`]).
-fn build_all(
-    patterns: &[&str],
-    compiler: &Compiler<'_>,
-) -> Result<Option<hybrid::dfa::DFA>, String> {
+fn build_all(patterns: &[&str], compiler: &Compiler<'_>) -> Result<Option<Lines>, String> {
     if patterns.is_empty() {
         return Ok(None);
     }
     if compiler.untrusted.is_some() {
         return match compiler.bounded(patterns, false, Flags::default(), MatchKind::All) {
-            Ok(bounded) => Ok(Some(bounded.dfa)),
+            Ok(bounded) => Ok(Some(Lines::Lazy(Box::new(bounded.dfa)))),
             Err(BuildFail::Size(reason) | BuildFail::Syntax(reason)) => Err(reason),
         };
     }
+    let spec = Spec { search: Search::Which, unicode: false, flags: Flags::default(), patterns };
+    if let Some(dfa) = matchers::prebuilt(&spec) {
+        return Ok(Some(Lines::Prebuilt(dfa)));
+    }
+    matchers::count_runtime_compile();
     hybrid::dfa::DFA::builder()
         .configure(
             hybrid::dfa::DFA::config()
@@ -1099,7 +1093,7 @@ fn build_all(
                 .nfa_size_limit(Some(compiler.room(RULE_SIZE_LIMIT))),
         )
         .build_many(patterns)
-        .map(Some)
+        .map(|dfa| Some(Lines::Lazy(Box::new(dfa))))
         .map_err(|e| e.to_string())
 }
 

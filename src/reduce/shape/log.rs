@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
+use crate::matchers::Dfa;
+use crate::reduce::patterns::ALARM_WORDS;
 
 /// The longest repeating block [`fold`] looks for, in lines (request/response pairs, a
 /// three-line progress stanza, …).
@@ -230,31 +231,14 @@ fn uuid_len(b: &[u8]) -> Option<usize> {
     Some(i)
 }
 
-/// Words that make a line a warning or error on its own, matched anywhere in the line and
-/// in any ASCII case (`error`, `Error`, `ERROR`, `errors=0`, `WARNING`, `Failed`, …).
-///
-/// Deliberately broad: a line kept that could have been folded costs a few tokens, a
-/// warning folded away costs the agent the one line it needed.
-pub const ALARM_WORDS: &[&str] = &[
-    "error",
-    "warn",
-    "fatal",
-    "panic",
-    "exception",
-    "traceback",
-    "fail",
-    "critical",
-    "severe",
-    "assert",
-];
-
-static ALARM: LazyLock<Option<AhoCorasick>> =
-    LazyLock::new(|| AhoCorasick::builder().ascii_case_insensitive(true).build(ALARM_WORDS).ok());
+/// Finds [`ALARM_WORDS`] in any ASCII case; compiled when tj was built.
+static ALARM: LazyLock<Option<Dfa>> =
+    LazyLock::new(|| crate::matchers::ascii_literals(ALARM_WORDS, true).ok());
 
 /// Returns true if and only if `line` contains one of [`ALARM_WORDS`], in any ASCII case.
 pub fn is_alarm(line: &str) -> bool {
     match ALARM.as_ref() {
-        Some(ac) => ac.is_match(line),
+        Some(dfa) => dfa.is_match(line.as_bytes()),
         // Building a fixed automaton cannot fail; if it did, folding nothing is safe.
         None => true,
     }

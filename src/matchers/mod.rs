@@ -1,0 +1,276 @@
+//! Matchers compiled when tj is built (issue 13: "no compiling on the hot path").
+//!
+//! `build.rs` compiles every builtin rule's patterns and the evidence classifier's patterns
+//! and literal sets to dense DFAs ([`spec`]), serializes them into one blob and embeds it
+//! with an index sorted by [`Spec::key`]. A run looks a matcher up by the spec it would
+//! have compiled and deserializes it in place (zero-copy; the check `from_bytes` makes is
+//! linear in the DFA's size). Nothing is compiled for a builtin rule or the classifier.
+//!
+//! A spec that is not in the index (a user or project rule, a pattern over the build's
+//! size limit, a target whose byte order the blob was not written for) is the caller's to
+//! compile at run time, and every such compilation of a builtin matcher is counted
+//! ([`count_runtime_compile`]): a test reduces every fixture and asserts the count stays
+//! zero.
+
+pub mod spec;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use regex_automata::dfa::{Automaton, dense, sparse};
+use regex_automata::{HalfMatch, Input, MatchError, PatternSet};
+
+pub use spec::{Flags, Search, Spec};
+
+/// 4-byte alignment for the embedded blob: a dense DFA deserializes from `&[u32]`.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    _align: [u32; 0],
+    bytes: B,
+}
+
+/// One serialized DFA of an embedded matcher: it answers for the matcher's patterns
+/// `first..` (as many as it was built from). A matcher too large as one DFA is embedded as
+/// several (see `spec::SPLIT_LIMIT`).
+struct Part {
+    first: usize,
+    /// Sparse form (`spec::DENSE_LIMIT`), else dense.
+    sparse: bool,
+    offset: u32,
+    len: u32,
+}
+
+// Defines `BLOB: &Aligned<[u8]>` and `INDEX: &[(u64, &[Part])]`, sorted by key, every
+// offset a multiple of 8.
+include!(concat!(env!("OUT_DIR"), "/prebuilt.rs"));
+
+/// How many builtin matchers were compiled at run time by this process (see the module
+/// documentation). A relaxed counter: it costs one atomic add per compilation.
+static RUNTIME_COMPILES: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one builtin matcher compiled at run time (a spec the build did not prebuild).
+pub fn count_runtime_compile() {
+    RUNTIME_COMPILES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many builtin matchers this process compiled at run time so far.
+pub fn runtime_compiles() -> usize {
+    RUNTIME_COMPILES.load(Ordering::Relaxed)
+}
+
+/// How many matchers the build embedded, and their serialized bytes in all.
+pub fn embedded() -> (usize, usize) {
+    (INDEX.len(), BLOB.bytes.len())
+}
+
+/// A compiled matcher: one DFA, or several each answering for a run of its patterns.
+#[derive(Clone, Debug)]
+pub struct Dfa {
+    parts: Vec<(usize, Engine)>,
+    patterns: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Engine {
+    Dense(dense::DFA<&'static [u32]>),
+    Sparse(sparse::DFA<&'static [u8]>),
+    Owned(Box<dense::DFA<Vec<u32>>>),
+}
+
+/// The embedded matcher for `spec`, if the build made one.
+pub fn prebuilt(spec: &Spec<'_>) -> Option<Dfa> {
+    let key = spec.key();
+    let at = INDEX.binary_search_by_key(&key, |&(k, _)| k).ok()?;
+    let mut parts = Vec::with_capacity(INDEX[at].1.len());
+    for part in INDEX[at].1 {
+        let bytes = BLOB.bytes.get(part.offset as usize..(part.offset + part.len) as usize)?;
+        // A blob for another byte order (or a corrupt one) fails the check: the caller
+        // then compiles the spec at run time.
+        let engine = if part.sparse {
+            Engine::Sparse(sparse::DFA::from_bytes(bytes).ok()?.0)
+        } else {
+            Engine::Dense(dense::DFA::from_bytes(bytes).ok()?.0)
+        };
+        parts.push((part.first, engine));
+    }
+    Some(Dfa { parts, patterns: spec.patterns.len() })
+}
+
+/// The matcher for `spec`: the embedded one, else compiled now (and counted). `Err` only
+/// when the spec does not compile at all.
+pub fn dfa(spec: &Spec<'_>) -> Result<Dfa, String> {
+    if let Some(dfa) = prebuilt(spec) {
+        return Ok(dfa);
+    }
+    count_runtime_compile();
+    let dfa = spec.build()?;
+    Ok(Dfa { parts: vec![(0, Engine::Owned(Box::new(dfa)))], patterns: spec.patterns.len() })
+}
+
+/// [`dfa`] for one builtin regex read with ASCII classes on bytes (the classifier's
+/// dialect), answering [`Search::Any`].
+pub fn ascii(regex: &str, case_insensitive: bool) -> Result<Dfa, String> {
+    let flags = Flags { case_insensitive, ..Flags::default() };
+    dfa(&Spec { search: Search::Any, unicode: false, flags, patterns: &[regex] })
+}
+
+/// [`ascii`] for a finder of any of `literals` (none empty, none holding a line break).
+pub fn ascii_literals(literals: &[&str], case_insensitive: bool) -> Result<Dfa, String> {
+    ascii(&spec::literal_alternation(literals), case_insensitive)
+}
+
+impl Engine {
+    fn search(&self, input: &Input<'_>) -> Result<Option<HalfMatch>, MatchError> {
+        match self {
+            Engine::Dense(dfa) => dfa.try_search_fwd(input),
+            Engine::Sparse(dfa) => dfa.try_search_fwd(input),
+            Engine::Owned(dfa) => dfa.try_search_fwd(input),
+        }
+    }
+
+    fn which(&self, input: &Input<'_>, set: &mut PatternSet) -> Result<(), MatchError> {
+        match self {
+            Engine::Dense(dfa) => dfa.try_which_overlapping_matches(input, set),
+            Engine::Sparse(dfa) => dfa.try_which_overlapping_matches(input, set),
+            Engine::Owned(dfa) => dfa.try_which_overlapping_matches(input, set),
+        }
+    }
+
+    fn pattern_len(&self) -> usize {
+        match self {
+            Engine::Dense(dfa) => dfa.pattern_len(),
+            Engine::Sparse(dfa) => dfa.pattern_len(),
+            Engine::Owned(dfa) => dfa.pattern_len(),
+        }
+    }
+}
+
+impl Dfa {
+    /// Returns true if and only if some pattern matches somewhere in `haystack`.
+    ///
+    /// A search cannot fail on these DFAs (no quit bytes, no Unicode word boundary); if one
+    /// did, it counts as a match, so that a line that could not be judged is kept.
+    pub fn is_match(&self, haystack: &[u8]) -> bool {
+        self.find_end(&Input::new(haystack)).is_none_or(|end| end.is_some())
+    }
+
+    /// The end of the earliest match within `input`'s span (`Some(None)`: none; `None`:
+    /// the search failed). Of a matcher in several parts, the earliest end of any.
+    pub fn find_end(&self, input: &Input<'_>) -> Option<Option<usize>> {
+        let input = input.clone().earliest(true);
+        let mut earliest: Option<usize> = None;
+        for (_, engine) in &self.parts {
+            let found = engine.search(&input).ok()?.map(|m| m.offset());
+            earliest = match (earliest, found) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        Some(earliest)
+    }
+
+    /// Scratch space for [`Dfa::which`]: one pattern set per part.
+    pub fn scratch(&self) -> Vec<PatternSet> {
+        self.parts.iter().map(|(_, engine)| PatternSet::new(engine.pattern_len())).collect()
+    }
+
+    /// Calls `each` with the index of every pattern that matches `haystack` (a
+    /// [`Search::Which`] matcher), in no particular order; `scratch` comes from
+    /// [`Dfa::scratch`]. `false` if a search failed.
+    pub fn which(
+        &self,
+        haystack: &[u8],
+        scratch: &mut [PatternSet],
+        mut each: impl FnMut(usize),
+    ) -> bool {
+        let input = Input::new(haystack);
+        for ((first, engine), set) in self.parts.iter().zip(scratch.iter_mut()) {
+            set.clear();
+            if engine.which(&input, set).is_err() {
+                return false;
+            }
+            for pid in set.iter() {
+                each(first + pid.as_usize());
+            }
+        }
+        true
+    }
+
+    /// How many patterns the matcher was built from.
+    pub fn pattern_len(&self) -> usize {
+        self.patterns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_the_build_did_not_embed_is_compiled_and_counted() {
+        let spec = Spec {
+            search: Search::Any,
+            unicode: false,
+            flags: Flags::default(),
+            patterns: &["^not a builtin pattern [0-9]+$"],
+        };
+        assert!(prebuilt(&spec).is_none());
+        let before = runtime_compiles();
+        let dfa = dfa(&spec).unwrap();
+        assert!(dfa.is_match(b"not a builtin pattern 42"));
+        assert!(!dfa.is_match(b"not a builtin pattern"));
+        assert!(runtime_compiles() > before);
+    }
+
+    #[test]
+    fn an_embedded_matcher_is_found_by_its_spec_and_matches_as_compiled() {
+        let spec = Spec {
+            search: Search::Any,
+            unicode: false,
+            flags: Flags { case_insensitive: true, ..Flags::default() },
+            patterns: &[&spec::literal_alternation(crate::reduce::patterns::ALARM_WORDS)],
+        };
+        let embedded = prebuilt(&spec).expect("the log shape's alarm words are embedded");
+        let fresh =
+            Dfa { parts: vec![(0, Engine::Owned(Box::new(spec.build().unwrap())))], patterns: 1 };
+        for line in ["all good", "an ERROR here", "Traceback (most", "warnings: 0", "ok"] {
+            assert_eq!(
+                embedded.is_match(line.as_bytes()),
+                fresh.is_match(line.as_bytes()),
+                "{line}"
+            );
+        }
+        assert!(embedded.is_match(b"FaTaL"));
+    }
+
+    #[test]
+    fn a_matcher_in_parts_reports_every_pattern_by_its_own_index() {
+        // Two patterns, each its own part: indices are offset by the part's first.
+        let left = Spec {
+            search: Search::Which,
+            unicode: false,
+            flags: Flags::default(),
+            patterns: &["a+"],
+        };
+        let right = Spec {
+            search: Search::Which,
+            unicode: false,
+            flags: Flags::default(),
+            patterns: &["b+"],
+        };
+        let dfa = Dfa {
+            parts: vec![
+                (0, Engine::Owned(Box::new(left.build().unwrap()))),
+                (1, Engine::Owned(Box::new(right.build().unwrap()))),
+            ],
+            patterns: 2,
+        };
+        let mut scratch = dfa.scratch();
+        let mut seen = Vec::new();
+        assert!(dfa.which(b"xxbxx", &mut scratch, |i| seen.push(i)));
+        assert_eq!(seen, [1]);
+        seen.clear();
+        assert!(dfa.which(b"ab", &mut scratch, |i| seen.push(i)));
+        assert_eq!(seen, [0, 1]);
+        assert_eq!(dfa.find_end(&Input::new(b"xxbba")), Some(Some(3)));
+    }
+}

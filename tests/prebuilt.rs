@@ -1,0 +1,105 @@
+//! Issue 13, the build-time check: the builtin rules' matchers embedded when tj was built
+//! (`src/matchers`, `build.rs`) match exactly what their patterns compiled at run time
+//! match, on the fixtures. (The classifier's: `reduce::evidence`'s unit tests. That no run
+//! compiles any: `tests/no_runtime_compile.rs`, alone in its process.)
+
+#![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::path::Path;
+
+use tj::rules::RuleSet;
+use tj::rules::compiled::{Budget, CompiledRule, Compiler};
+use tj::verify::{self, Fixture};
+
+fn fixtures() -> Vec<Fixture> {
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
+    let mut paths = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+/// The build-time check for the rules: each fixture's rule, with its matchers taken from
+/// the binary, classifies every line of the fixture, counts and matches the output exactly
+/// as the same rule compiled now on tj's run-time engines (those of a user rule).
+#[test]
+fn embedded_rule_matchers_match_as_compiled_at_run_time_on_the_fixtures() {
+    let rules = RuleSet::builtin();
+    let budget = Budget::unlimited();
+    let mut lines_checked = 0;
+    for case in fixtures() {
+        let report = verify::check_fixture(&rules, &case);
+        let Some(loaded) = rules.rules().iter().find(|r| r.rule.id == report.rule) else {
+            continue;
+        };
+        let embedded = CompiledRule::compile(&loaded.rule);
+        let runtime = CompiledRule::compile_with(&loaded.rule, &Compiler::untrusted(&budget));
+        assert!(embedded.problems.is_empty() && runtime.problems.is_empty(), "{}", report.rule);
+        assert!(!runtime.over_limit, "{}", report.rule);
+        let (mut a, mut b) = (embedded.lines.scratch(), runtime.lines.scratch());
+        for line in case.text.lines() {
+            let (x, y) = (
+                embedded.lines.kinds(line, &mut a, &budget),
+                runtime.lines.kinds(line, &mut b, &budget),
+            );
+            assert_eq!(x, y, "{} on {line:?}", report.rule);
+            for ((name, p), (_, q)) in embedded.counters.iter().zip(&runtime.counters) {
+                assert_eq!(
+                    p.is_match(line),
+                    q.is_match(line),
+                    "{}: counter {name} on {line:?}",
+                    report.rule
+                );
+            }
+            lines_checked += 1;
+        }
+        for ((p, message), (q, _)) in embedded.outputs.iter().zip(&runtime.outputs) {
+            assert_eq!(
+                p.is_match(&case.text),
+                q.is_match(&case.text),
+                "{}: {message}",
+                report.rule
+            );
+        }
+        assert_eq!(embedded.counters.len(), runtime.counters.len());
+        assert_eq!(embedded.outputs.len(), runtime.outputs.len());
+    }
+    assert!(lines_checked > 100_000, "only {lines_checked} lines compared");
+}
+
+/// `match.commandRegex`, embedded, says of every fixture's command what it says compiled
+/// now, for every builtin rule that has one.
+#[test]
+fn embedded_command_regexes_select_as_compiled_at_run_time() {
+    let rules = RuleSet::builtin();
+    let budget = Budget::unlimited();
+    let commands: Vec<String> =
+        fixtures().into_iter().map(|c| c.command.unwrap_or_else(|| c.argv.join(" "))).collect();
+    let mut compared = 0;
+    for loaded in rules.rules() {
+        let Some(re) = &loaded.rule.matcher.command_regex else { continue };
+        let embedded = Compiler::builtin().one_shot(re, None).unwrap();
+        let runtime = Compiler::untrusted(&budget).pattern(re, None).unwrap();
+        for command in &commands {
+            assert_eq!(
+                embedded.is_match(command),
+                runtime.is_match(command),
+                "{re} on {command:?}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 1000, "only {compared} commands compared");
+}
