@@ -101,18 +101,21 @@ struct Wanted {
     unicode: bool,
     flags: Flags,
     patterns: Vec<String>,
+    /// Always embedded dense: the classifier's matchers, searched over every line or the
+    /// whole text (a sparse DFA walks a state's transitions one by one).
+    dense: bool,
 }
 
 impl Wanted {
     /// A rule's: Unicode syntax when a pattern is not ASCII (`rules::compiled`).
     fn any(patterns: Vec<String>, flags: Flags) -> Wanted {
         let unicode = !patterns.iter().all(|p| p.is_ascii());
-        Wanted { search: Search::Any, unicode, flags, patterns }
+        Wanted { search: Search::Any, unicode, flags, patterns, dense: false }
     }
 
     /// The classifier's: ASCII classes on bytes, whatever the text (`matchers::ascii`).
     fn bytes(regex: String, flags: Flags) -> Wanted {
-        Wanted { search: Search::Any, unicode: false, flags, patterns: vec![regex] }
+        Wanted { search: Search::Any, unicode: false, flags, patterns: vec![regex], dense: true }
     }
 }
 
@@ -140,15 +143,15 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
         }
         // A spec that does not compile (an invalid rule pattern, one over the size limit)
         // is left out: the run compiles it as before, and reports what is wrong with it.
-        let Some(dfas) = build_parts(&spec, 0) else {
+        let Some(dfas) = build_parts(&spec, &(0..patterns.len()).collect::<Vec<_>>()) else {
             let err = spec.build().err().unwrap_or_default();
             writeln!(sizes, "not embedded\t{err}\t{:?}", spec.patterns)
                 .expect("writing to a String");
             continue;
         };
         let mut parts = Vec::new();
-        for (first, dfa) in dfas {
-            let (sparse, (bytes, pad)) = if dfa.memory_usage() <= spec::DENSE_LIMIT {
+        for (ids, dfa) in dfas {
+            let (sparse, (bytes, pad)) = if w.dense || dfa.memory_usage() <= spec::DENSE_LIMIT {
                 let bytes = if big_endian {
                     dfa.to_bytes_big_endian()
                 } else {
@@ -170,8 +173,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             let offset = u32::try_from(blob.len()).expect("the blob stays under 4 GiB");
             let len = u32::try_from(bytes.len() - pad).expect("a DFA stays under 4 GiB");
             blob.extend_from_slice(&bytes[pad..]);
-            parts.push(Part { first, sparse, offset, len });
-            let head: String = patterns[first..].join(" | ").chars().take(60).collect();
+            let head: String = patterns[ids[0]..].join(" | ").chars().take(60).collect();
+            parts.push(Part { ids, sparse, offset, len });
             writeln!(
                 sizes,
                 "{len}\t{}\t{:?}\t{}\t{head}",
@@ -197,8 +200,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
         for p in parts {
             write!(
                 rs,
-                "Part {{ first: {}, sparse: {}, offset: {}, len: {} }}, ",
-                p.first, p.sparse, p.offset, p.len
+                "Part {{ ids: &{:?}, sparse: {}, offset: {}, len: {} }}, ",
+                p.ids, p.sparse, p.offset, p.len
             )
             .expect("writing to a String");
         }
@@ -209,37 +212,55 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     (index.len(), blob.len())
 }
 
-/// One serialized DFA of a matcher: it answers for patterns `first..` (as many as it has).
+/// One serialized DFA of a matcher: its pattern `i` is the matcher's pattern `ids[i]`.
 struct Part {
-    first: usize,
+    ids: Vec<usize>,
     sparse: bool,
     offset: u32,
     len: u32,
 }
 
-/// `spec` compiled as one DFA or, when that is larger than [`spec::SPLIT_LIMIT`] (the
-/// patterns of an overlapping search multiply each other's states), as the DFAs of its
-/// two halves, recursively. Each DFA comes with the index of its first pattern, offset by
-/// `first`. `None` if some pattern does not compile.
-fn build_parts(
-    spec: &Spec<'_>,
-    first: usize,
-) -> Option<Vec<(usize, regex_automata::dfa::dense::DFA<Vec<u32>>)>> {
+/// `spec` compiled as one DFA, or as several each searched apart, with the matcher's
+/// index of each of its patterns (`ids`, those of `spec.patterns`). `None` if some pattern
+/// does not compile.
+///
+/// Patterns searched together multiply each other's states when they may start anywhere
+/// (`\| .*ERROR` beside `GET /health`), so a matcher with both kinds has its patterns
+/// anchored at the start of the line (`^…`) apart from the others; and a DFA still larger
+/// than [`spec::SPLIT_LIMIT`] is split in halves, recursively.
+fn build_parts(spec: &Spec<'_>, ids: &[usize]) -> Option<Vec<(Vec<usize>, DenseDfa)>> {
+    let anchored = |p: &&str| p.starts_with('^');
+    if spec.patterns.iter().any(anchored) && !spec.patterns.iter().all(anchored) {
+        let mut parts = Vec::new();
+        for want in [true, false] {
+            let (group, group_ids): (Vec<&str>, Vec<usize>) = spec
+                .patterns
+                .iter()
+                .zip(ids)
+                .filter(|(p, _)| anchored(p) == want)
+                .map(|(p, i)| (*p, *i))
+                .unzip();
+            parts.extend(build_parts(&Spec { patterns: &group, ..*spec }, &group_ids)?);
+        }
+        return Some(parts);
+    }
     let whole = spec.build();
     if let Ok(dfa) = &whole
         && (dfa.memory_usage() <= spec::SPLIT_LIMIT || spec.patterns.len() == 1)
     {
-        return whole.ok().map(|dfa| vec![(first, dfa)]);
+        return whole.ok().map(|dfa| vec![(ids.to_vec(), dfa)]);
     }
     if spec.patterns.len() == 1 {
         return None;
     }
     let half = spec.patterns.len() / 2;
     let (left, right) = spec.patterns.split_at(half);
-    let mut parts = build_parts(&Spec { patterns: left, ..*spec }, first)?;
-    parts.extend(build_parts(&Spec { patterns: right, ..*spec }, first + half)?);
+    let mut parts = build_parts(&Spec { patterns: left, ..*spec }, &ids[..half])?;
+    parts.extend(build_parts(&Spec { patterns: right, ..*spec }, &ids[half..])?);
     Some(parts)
 }
+
+type DenseDfa = regex_automata::dfa::dense::DFA<Vec<u32>>;
 
 /// The classifier's matchers, as `reduce::evidence` and `reduce::shape::log` ask for them.
 fn classifier_matchers() -> Vec<Wanted> {
@@ -294,6 +315,7 @@ fn rule_matchers(json: &str) -> Vec<Wanted> {
             unicode: false,
             flags: Flags::default(),
             patterns: ascii,
+            dense: false,
         });
     }
     for list in &lists {

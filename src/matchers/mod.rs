@@ -28,11 +28,11 @@ struct Aligned<B: ?Sized> {
     bytes: B,
 }
 
-/// One serialized DFA of an embedded matcher: it answers for the matcher's patterns
-/// `first..` (as many as it was built from). A matcher too large as one DFA is embedded as
-/// several (see `spec::SPLIT_LIMIT`).
+/// One serialized DFA of an embedded matcher: its pattern `i` is the matcher's pattern
+/// `ids[i]`. A matcher whose patterns multiply each other's states is embedded as several
+/// DFAs (see `build.rs`, `build_parts`).
 struct Part {
-    first: usize,
+    ids: &'static [usize],
     /// Sparse form (`spec::DENSE_LIMIT`), else dense.
     sparse: bool,
     offset: u32,
@@ -65,7 +65,8 @@ pub fn embedded() -> (usize, usize) {
 /// A compiled matcher: one DFA, or several each answering for a run of its patterns.
 #[derive(Clone, Debug)]
 pub struct Dfa {
-    parts: Vec<(usize, Engine)>,
+    /// Each DFA with the matcher's index of each of its patterns (`None`: the same).
+    parts: Vec<(Option<&'static [usize]>, Engine)>,
     patterns: usize,
 }
 
@@ -90,7 +91,7 @@ pub fn prebuilt(spec: &Spec<'_>) -> Option<Dfa> {
         } else {
             Engine::Dense(dense::DFA::from_bytes(bytes).ok()?.0)
         };
-        parts.push((part.first, engine));
+        parts.push((Some(part.ids), engine));
     }
     Some(Dfa { parts, patterns: spec.patterns.len() })
 }
@@ -103,7 +104,7 @@ pub fn dfa(spec: &Spec<'_>) -> Result<Dfa, String> {
     }
     count_runtime_compile();
     let dfa = spec.build()?;
-    Ok(Dfa { parts: vec![(0, Engine::Owned(Box::new(dfa)))], patterns: spec.patterns.len() })
+    Ok(Dfa { parts: vec![(None, Engine::Owned(Box::new(dfa)))], patterns: spec.patterns.len() })
 }
 
 /// [`dfa`] for one builtin regex read with ASCII classes on bytes (the classifier's
@@ -114,6 +115,7 @@ pub fn ascii(regex: &str, case_insensitive: bool) -> Result<Dfa, String> {
 }
 
 /// [`ascii`] for a finder of any of `literals` (none empty, none holding a line break).
+///
 pub fn ascii_literals(literals: &[&str], case_insensitive: bool) -> Result<Dfa, String> {
     ascii(&spec::literal_alternation(literals), case_insensitive)
 }
@@ -183,13 +185,13 @@ impl Dfa {
         mut each: impl FnMut(usize),
     ) -> bool {
         let input = Input::new(haystack);
-        for ((first, engine), set) in self.parts.iter().zip(scratch.iter_mut()) {
+        for ((ids, engine), set) in self.parts.iter().zip(scratch.iter_mut()) {
             set.clear();
             if engine.which(&input, set).is_err() {
                 return false;
             }
             for pid in set.iter() {
-                each(first + pid.as_usize());
+                each(ids.map_or(pid.as_usize(), |ids| ids[pid.as_usize()]));
             }
         }
         true
@@ -230,8 +232,10 @@ mod tests {
             patterns: &[&spec::literal_alternation(crate::reduce::patterns::ALARM_WORDS)],
         };
         let embedded = prebuilt(&spec).expect("the log shape's alarm words are embedded");
-        let fresh =
-            Dfa { parts: vec![(0, Engine::Owned(Box::new(spec.build().unwrap())))], patterns: 1 };
+        let fresh = Dfa {
+            parts: vec![(None, Engine::Owned(Box::new(spec.build().unwrap())))],
+            patterns: 1,
+        };
         for line in ["all good", "an ERROR here", "Traceback (most", "warnings: 0", "ok"] {
             assert_eq!(
                 embedded.is_match(line.as_bytes()),
@@ -259,8 +263,8 @@ mod tests {
         };
         let dfa = Dfa {
             parts: vec![
-                (0, Engine::Owned(Box::new(left.build().unwrap()))),
-                (1, Engine::Owned(Box::new(right.build().unwrap()))),
+                (None, Engine::Owned(Box::new(left.build().unwrap()))),
+                (Some(&[1][..]), Engine::Owned(Box::new(right.build().unwrap()))),
             ],
             patterns: 2,
         };
