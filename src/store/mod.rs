@@ -193,7 +193,7 @@ impl Store {
 /// this run, so a rendition made now never names an artifact the next sweep deletes.
 fn reuse(path: &Path, len: u64) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
-        && fsx::touch(path, false).is_ok()
+        && fsx::touch_nofollow(path).is_ok()
 }
 
 /// The extensions of the store's files: `<id>.log` (the original), `<id>.json`
