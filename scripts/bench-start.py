@@ -5,12 +5,20 @@ Each row times a tj command and its floor, interleaved (floor, tj, floor, tj, ..
 load on the machine hits both alike, and prints the medians, the ratio and the issue's
 target for it. Whole processes, spawned directly (no shell in between).
 
-Usage: scripts/bench-start.py [TJ] [RUNS]
-  TJ    the tj binary (default: this tree's release build, built first)
-  RUNS  runs per command (default 21)
+The fifth row is a throughput: 200 MB of text through `tj run -- cat` in terminal mode
+(stdout a PTY: `script -qec` runs it), against `script -qec cat` run inside `script` the
+same way, so that both relays write into the same kind of outer PTY. Medians in MB/s,
+higher is better; the ratio is tj's over the floor's.
+
+Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
+  TJ        the tj binary (default: this tree's release build, built first)
+  RUNS      runs per command (default 21)
+  BIG_RUNS  runs per command of the throughput row (default 7: each run moves 200 MB)
 """
 
+import base64
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -20,6 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Megabytes of text through the terminal-mode relay in the throughput row.
+BIG_MB = 200
 
 
 def cargo_test_output(path: Path) -> None:
@@ -42,6 +52,17 @@ def cargo_test_output(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def big_text(path: Path, size: int) -> None:
+    """`size` bytes of printable lines 99 characters wide, as scripts/bench-run.sh makes."""
+    block = base64.encodebytes(os.urandom(75 * 100_000)).replace(b"\n", b"")
+    lines = b"".join(block[i:i + 99] + b"\n" for i in range(0, len(block) - 99, 99))
+    with open(path, "wb") as out:
+        left = size
+        while left > 0:
+            out.write(lines[:left])
+            left -= min(left, len(lines))
+
+
 def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float:
     """Wall-clock seconds of one run of `argv`, its output discarded."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
@@ -56,6 +77,7 @@ def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float
 
 def main() -> int:
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 21
+    big_runs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     if len(sys.argv) > 1:
         tj = sys.argv[1]
     else:
@@ -88,6 +110,17 @@ def main() -> int:
              [tj, "run", "--agent", "--", true], None,
              "true", [true], None, 2.0),
         ]
+        big = tmp / "200mb.txt"
+        script = shutil.which("script")
+        inner = f"{shlex.quote(tj)} run -- {shlex.quote(cat)} {shlex.quote(str(big))}"
+        floor_inner = f"script -qec {shlex.quote(cat + ' ' + shlex.quote(str(big)))} /dev/null"
+        throughput = [
+            # (name, tj argv, floor name, floor argv, target ratio): MB/s, higher is better.
+            (f"tj run -- cat {BIG_MB} MB, terminal (MB/s)",
+             [script, "-qec", inner, "/dev/null"],
+             "script -qec cat inside script",
+             [script, "-qec", floor_inner, "/dev/null"], 1.0),
+        ] if script else []
         print(f"{runs} interleaved runs each; medians in ms")
         print(f"{'what':<44} {'tj':>8} {'floor':>8} {'ratio':>6} {'target':>7}  floor")
         for name, argv, stdin, floor_name, floor, floor_stdin, target in rows:
@@ -102,6 +135,22 @@ def main() -> int:
             ratio = m_ours / m_base
             mark = "ok" if ratio <= target else "over"
             print(f"{name:<44} {m_ours:8.2f} {m_base:8.2f} {ratio:6.2f} {'≤' + str(target):>7}  {floor_name} ({mark})")
+        if not throughput:
+            print("(no `script` on PATH: the terminal-mode throughput row is skipped)")
+        if throughput:
+            # Written only now, so that its writeback does not disturb the rows above.
+            big_text(big, BIG_MB * 1000 * 1000)
+        for name, argv, floor_name, floor, target in throughput:
+            timed(argv, None, env)
+            timed(floor, None, env)
+            ours, base = [], []
+            for _ in range(big_runs):
+                base.append(BIG_MB / timed(floor, None, env))
+                ours.append(BIG_MB / timed(argv, None, env))
+            m_ours, m_base = statistics.median(ours), statistics.median(base)
+            ratio = m_ours / m_base
+            mark = "ok" if ratio >= target else "under"
+            print(f"{name:<44} {m_ours:8.2f} {m_base:8.2f} {ratio:6.2f} {'≥' + str(target):>7}  {floor_name} ({mark})")
     return 0
 
 

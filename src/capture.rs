@@ -124,8 +124,9 @@ pub enum Piece<'a> {
 pub enum Storage {
     /// The first bytes, in memory.
     Memory(Vec<u8>),
-    /// The first `len` bytes, in a spill file that is flushed and fsynced. The caller owns the
-    /// file from here on: the store renames it into place or removes it.
+    /// The first `len` bytes, in a spill file that is flushed (not fsynced: see
+    /// [`Capture::finish`]). The caller owns the file from here on: the store renames it into
+    /// place or removes it.
     Spilled {
         /// The temporary spill file (`<spill dir>/.capture-<pid>-<n>.tmp`).
         path: PathBuf,
@@ -270,16 +271,9 @@ fn to_usize(n: u64) -> usize {
 }
 
 /// Where spilled bytes go: a file, or in tests a writer that fails on cue.
-trait Sink: Write + Send {
-    /// Makes what was written durable.
-    fn sync(&mut self) -> io::Result<()>;
-}
+trait Sink: Write + Send {}
 
-impl Sink for File {
-    fn sync(&mut self) -> io::Result<()> {
-        self.sync_all()
-    }
-}
+impl<T: Write + Send> Sink for T {}
 
 /// The spill file being written. Removed on drop unless it was completed.
 struct SpillFile {
@@ -320,7 +314,7 @@ impl SpillFile {
         Ok(())
     }
 
-    /// Appends `rest` (the bytes that follow the file, nothing between), flushes and fsyncs.
+    /// Appends `rest` (the bytes that follow the file, nothing between) and flushes.
     fn complete(&mut self, rest: &[u8]) -> io::Result<()> {
         // Lossless: the output ended less than `tail_cap` bytes past the disk cap, so nothing
         // was dropped; one file holding every byte beats a file plus a tail to join, at the
@@ -328,7 +322,6 @@ impl SpillFile {
         self.out.write_all(rest)?;
         self.len += rest.len() as u64;
         self.out.flush()?;
-        self.out.get_mut().sync()?;
         self.keep = true;
         Ok(())
     }
@@ -669,7 +662,7 @@ impl Capture {
     }
 
     /// Records `err` and stops spilling. The partial file is removed: after a failed write
-    /// (or fsync) we cannot say which of its bytes reached the disk; the overflow stream, if
+    /// we cannot say which of its bytes reached the disk; the overflow stream, if
     /// there is one, reads back what it needs first (a byte that `write` accepted reads back
     /// as written). `current` is the chunk being written.
     fn abandon_spill(&mut self, err: &io::Error, current: &[u8]) {
@@ -685,7 +678,12 @@ impl Capture {
         self.spill = Spill::Off;
     }
 
-    /// Ends the capture: flushes and fsyncs the spill file, and says what was kept where.
+    /// Ends the capture: flushes the spill file, and says what was kept where.
+    ///
+    /// Not fsynced: an fsync of a large spill costs the user half a second or more after the
+    /// command ended, and buys nothing a reader on this machine can see (the page cache
+    /// serves the store's readers). A crash of the machine may lose an original whose
+    /// rendition was shown, as it may lose any file written in the seconds before it.
     pub fn finish(mut self) -> Captured {
         let total = self.total;
         let mut ring: Vec<u8> = {
@@ -886,16 +884,17 @@ mod tests {
         Limits { memory_cap, disk_cap, tail_cap }
     }
 
-    /// Accepts `limit` bytes, then fails like a full disk; `sync` fails if asked to.
+    /// Accepts `limit` bytes, then fails like a full disk; `flush` fails if asked to (a
+    /// write error at the very end).
     struct FailingSink {
         limit: usize,
         written: usize,
-        sync_fails: bool,
+        flush_fails: bool,
     }
 
     impl FailingSink {
-        fn boxed(limit: usize, sync_fails: bool) -> Box<dyn Sink> {
-            Box::new(FailingSink { limit, written: 0, sync_fails })
+        fn boxed(limit: usize, flush_fails: bool) -> Box<dyn Sink> {
+            Box::new(FailingSink { limit, written: 0, flush_fails })
         }
     }
 
@@ -910,13 +909,7 @@ mod tests {
         }
 
         fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Sink for FailingSink {
-        fn sync(&mut self) -> io::Result<()> {
-            if self.sync_fails { Err(io::Error::other("fsync failed")) } else { Ok(()) }
+            if self.flush_fails { Err(io::Error::other("flush failed")) } else { Ok(()) }
         }
     }
 
@@ -946,12 +939,6 @@ mod tests {
         }
 
         fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Sink for FullDisk {
-        fn sync(&mut self) -> io::Result<()> {
             Ok(())
         }
     }
@@ -1067,31 +1054,27 @@ mod tests {
     }
 
     #[test]
-    fn a_failing_fsync_at_the_end_streams_from_the_file() {
-        let dir = TempDir::new("fsyncstream");
+    fn a_failing_flush_at_the_end_streams_from_the_file() {
+        let dir = TempDir::new("flushstream");
         let path = dir.0.join("spill.tmp");
         fs::create_dir_all(&dir.0).unwrap();
-        struct SyncFails(File);
-        impl Write for SyncFails {
+        /// Writes through to the file; the last flush fails.
+        struct FlushFails(File);
+        impl Write for FlushFails {
             fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
                 self.0.write(buf)
             }
             fn flush(&mut self) -> io::Result<()> {
-                self.0.flush()
-            }
-        }
-        impl Sink for SyncFails {
-            fn sync(&mut self) -> io::Result<()> {
-                Err(io::Error::other("fsync failed"))
+                Err(io::Error::other("flush failed"))
             }
         }
         let input = text(23, 200 * KIB);
-        let sink = Box::new(SyncFails(File::create(&path).unwrap()));
+        let sink = Box::new(FlushFails(File::create(&path).unwrap()));
         let mut capture = Capture::with_sink(path, sink, limits(2 * KIB, 1 << 30, KIB));
         let agent = Agent::default();
         capture.stream_overflow_to(agent.boxed());
         let captured = feed(capture, &input, 5000);
-        assert_same(&agent.got(), &input, "fsync");
+        assert_same(&agent.got(), &input, "flush");
         assert!(captured.streamed.is_some());
     }
 
@@ -1251,14 +1234,14 @@ mod tests {
     }
 
     #[test]
-    fn failing_fsync_at_finish_falls_back_to_memory() {
-        let dir = TempDir::new("fsync");
+    fn failing_flush_at_finish_falls_back_to_memory() {
+        let dir = TempDir::new("flush");
         let input = text(7, 20 * KIB);
         let sink = FailingSink::boxed(usize::MAX, true);
         let capture =
             Capture::with_sink(dir.0.join("spill.tmp"), sink, limits(2 * KIB, 1 << 30, KIB));
         let captured = feed(capture, &input, 333);
-        assert!(captured.error.as_deref().unwrap().contains("fsync failed"));
+        assert!(captured.error.as_deref().unwrap().contains("flush failed"));
         assert_eq!(captured.storage, Storage::Memory(input[..2 * KIB].to_vec()));
         assert_eq!(captured.dropped_bytes, (20 * KIB - 2 * KIB - KIB) as u64);
         assert_accounts(&captured, &input);

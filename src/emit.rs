@@ -125,7 +125,8 @@ fn owned_link_target(link: &Path, meta: &fs::Metadata) -> io::Result<(PathBuf, f
 fn write_existing(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
     let kind = meta.file_type();
     if kind.is_file() {
-        return fsx::replace(path, bytes);
+        // The reader takes it at once; a rendition lost to a crash is made again.
+        return fsx::replace_volatile(path, bytes);
     }
     if !(kind.is_fifo() || kind.is_char_device()) {
         // A directory or a socket cannot take a rendition; a block device must not (a disk

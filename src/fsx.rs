@@ -336,6 +336,23 @@ pub fn touch(path: &Path, create: bool) -> io::Result<()> {
     file.set_modified(std::time::SystemTime::now())
 }
 
+/// Sets the modification time of `path` to now, without opening it and without following
+/// a symbolic link there: one system call where [`touch`] makes six. For a file the caller
+/// has just seen to be a regular file of its own; whatever may have been swapped in since
+/// only has its time changed (a symbolic link itself, never what it points to).
+pub fn touch_nofollow(path: &Path) -> io::Result<()> {
+    use nix::sys::stat::{UtimensatFlags, utimensat};
+    use nix::sys::time::TimeSpec;
+    utimensat(
+        nix::fcntl::AT_FDCWD,
+        path,
+        &TimeSpec::UTIME_OMIT,
+        &TimeSpec::UTIME_NOW,
+        UtimensatFlags::NoFollowSymlink,
+    )
+    .map_err(io::Error::from)
+}
+
 /// 64 bits nobody outside this process can predict.
 ///
 /// `RandomState` draws its keys from the operating system's random source (`getrandom`)
@@ -419,6 +436,69 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// [`replace`] for files that are a cache of what tj can do again (the store's metadata and
+/// renditions, a side-channel rendition): as atomic for readers, but cheaper where `path`
+/// exists, at the price of durability across a crash.
+///
+/// Renaming a new file over an existing one makes ext4 (`auto_da_alloc`) write the new
+/// file's data out before the rename returns, so that a crash cannot leave an empty file
+/// where the old one was: a few milliseconds on every run, often more on a busy disk. An
+/// exchange of the two names (`renameat2(RENAME_EXCHANGE)`) is just as atomic for a reader,
+/// who sees the old file or the new one, never half of one and never none; the old file,
+/// now under the temporary name, is then removed. After a crash the new file may be empty:
+/// for these files that means a rendition or a metadata record to be made again, never a
+/// lost original. Where the exchange is not available (another system, a file system without
+/// it, nothing at `path` yet), this is [`replace`].
+pub fn replace_volatile(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    // Only a file or a symbolic link is exchanged: a directory at `path` must make this
+    // fail as `replace` does, not end up under a temporary name.
+    let swappable = fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir());
+    let (tmp, mut file) = create_temp(dir, "tj")?;
+    let result = file.write_all(bytes).and_then(|()| {
+        if swappable && exchange(&tmp, path)? {
+            // `tmp` now names the old file (or the symbolic link that was at `path`).
+            let _ = fs::remove_file(&tmp);
+            Ok(())
+        } else {
+            fs::rename(&tmp, path)
+        }
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Swaps the names `a` and `b` atomically. `Ok(false)` where that cannot be done (`b` does
+/// not exist, or the system or file system has no exchange): nothing changed.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    match renameat2(AT_FDCWD, a, AT_FDCWD, b, RenameFlags::RENAME_EXCHANGE) {
+        Ok(()) => Ok(true),
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {
+            Ok(false)
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Returns true if and only if `path` is a regular file (not a symbolic link) holding
+/// exactly `bytes`: writing them again would change nothing but its time.
+pub fn holds(path: &Path, bytes: &[u8]) -> bool {
+    // A longer file fails the read at its cap, a shorter one the comparison.
+    read_limited(path, bytes.len() as u64).is_ok_and(|held| held == bytes)
 }
 
 #[cfg(test)]
@@ -595,6 +675,23 @@ mod tests {
     }
 
     #[test]
+    fn touch_nofollow_refreshes_the_mtime_of_the_file_not_of_a_link_s_target() {
+        let tmp = TempDir::new("touch-nofollow");
+        let file = tmp.0.join("file");
+        File::create(&file).unwrap().write_all(b"data").unwrap();
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        let link = tmp.0.join("link");
+        symlink(&file, &link).unwrap();
+        touch_nofollow(&link).unwrap();
+        assert_eq!(fs::metadata(&file).unwrap().modified().unwrap(), old, "not through a link");
+        touch_nofollow(&file).unwrap();
+        assert!(fs::metadata(&file).unwrap().modified().unwrap() > old);
+        assert_eq!(fs::read(&file).unwrap(), b"data");
+        assert!(touch_nofollow(&tmp.0.join("absent")).is_err());
+    }
+
+    #[test]
     fn temp_names_are_unpredictable_exclusive_and_recognised() {
         let tmp = TempDir::new("temp");
         let (a, _) = create_temp(&tmp.0, "tj").unwrap();
@@ -655,6 +752,58 @@ mod tests {
         assert_eq!(mode(&link), 0o600);
         let left: Vec<_> = fs::read_dir(&tmp.0).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(left.len(), 2, "no temp file left behind: {left:?}");
+    }
+
+    #[test]
+    fn replace_volatile_swaps_in_the_new_file_and_leaves_nothing_behind() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = TempDir::new("volatile");
+        let file = tmp.0.join("meta.json");
+        replace_volatile(&file, b"first").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"first");
+        let before = fs::metadata(&file).unwrap().ino();
+        replace_volatile(&file, b"second, longer").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"second, longer");
+        assert_ne!(fs::metadata(&file).unwrap().ino(), before, "a new file, not one rewritten");
+        assert_eq!(mode(&file), 0o600);
+        // A symbolic link at the path is replaced, never written through.
+        let victim = tmp.0.join("victim");
+        File::create(&victim).unwrap().write_all(b"keep").unwrap();
+        let link = tmp.0.join("out");
+        symlink(&victim, &link).unwrap();
+        replace_volatile(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        let mut left: Vec<_> =
+            fs::read_dir(&tmp.0).unwrap().flatten().map(|e| e.file_name()).collect();
+        left.sort();
+        assert_eq!(left, ["meta.json", "out", "victim"], "no temp file left behind");
+    }
+
+    #[test]
+    fn replace_volatile_refuses_a_directory_as_replace_does() {
+        let tmp = TempDir::new("volatile-dir");
+        let target = tmp.0.join("dir");
+        fs::create_dir(&target).unwrap();
+        fs::create_dir(target.join("inner")).unwrap();
+        assert!(replace_volatile(&target, b"x").is_err());
+        assert!(target.join("inner").is_dir(), "the directory stays where it was");
+        assert_eq!(fs::read_dir(&tmp.0).unwrap().count(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn holds_compares_the_bytes_of_a_regular_file_only() {
+        let tmp = TempDir::new("holds");
+        let file = tmp.0.join("f");
+        assert!(!holds(&file, b""), "nothing there");
+        File::create(&file).unwrap().write_all(b"abc").unwrap();
+        assert!(holds(&file, b"abc"));
+        assert!(!holds(&file, b"abd"), "same length, other bytes");
+        assert!(!holds(&file, b"abcd"));
+        let link = tmp.0.join("link");
+        symlink(&file, &link).unwrap();
+        assert!(!holds(&link, b"abc"), "never through a symbolic link");
     }
 
     #[test]

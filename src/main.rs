@@ -4,10 +4,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = tj::cli::Cli::parse();
+    let cli = tj::cli::Cli::from_env();
     match tj::cli::run(cli) {
         Ok(status) => status.end(),
         Err(err) => {

@@ -51,6 +51,36 @@ enum Command {
     Uninstall(install::UninstallArgs),
 }
 
+impl Cli {
+    /// The command line of this process, parsed; on an error, or for `--help` and
+    /// `--version`, clap prints what it prints and the process exits.
+    ///
+    /// `tj run …`, the call made for every command an agent runs, is first parsed against
+    /// the `run` subcommand alone: building the whole command line (every subcommand and its
+    /// arguments) costs more than the parse. Whatever that does not accept (help, version, a
+    /// mistake) is parsed again by the whole command line, so every message is the same.
+    pub fn from_env() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        #[cfg(unix)]
+        if args.get(1).is_some_and(|arg| arg == "run")
+            && let Some(run) = parse_run(&args[1..])
+        {
+            return Cli { command: Command::Run(run) };
+        }
+        Cli::parse_from(args)
+    }
+}
+
+/// `args` (`run` and what follows it) as the `run` subcommand parses them, if it accepts
+/// them as they are.
+#[cfg(unix)]
+fn parse_run(args: &[std::ffi::OsString]) -> Option<run::Args> {
+    use clap::{Args as _, FromArgMatches as _};
+    let matches =
+        run::Args::augment_args(clap::Command::new("run")).try_get_matches_from(args).ok()?;
+    run::Args::from_arg_matches(&matches).ok()
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<Status> {
     let env = Env::capture();
@@ -161,4 +191,49 @@ fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
         }
     }
     Ok(bytes)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
+        args.iter().map(std::ffi::OsString::from).collect()
+    }
+
+    #[test]
+    fn run_alone_parses_as_the_whole_command_line_does() {
+        for args in [
+            &["tj", "run", "--", "cargo", "test"][..],
+            &["tj", "run", "cargo", "test", "--", "--nocapture"],
+            &["tj", "run", "--agent", "--host", "claude", "--", "ls", "-la"],
+            &["tj", "run", "--live", "--no-pty", "--raw", "make"],
+            &["tj", "run", "--emit", "/tmp/x", "--emit-format", "json", "--emit-fd", "9", "true"],
+            &["tj", "run", "--agent-stdout", "1:2", "--", "--help"],
+        ] {
+            let fast = parse_run(&argv(&args[1..])).unwrap_or_else(|| panic!("{args:?}"));
+            let Command::Run(full) = Cli::try_parse_from(argv(args)).unwrap().command else {
+                panic!("{args:?} is not `run`");
+            };
+            assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn run_alone_leaves_help_version_and_mistakes_to_the_whole_command_line() {
+        for args in [
+            &["run", "--help"][..],
+            &["run", "-h"],
+            &["run", "--version"],
+            &["run"],
+            &["run", "--agent", "--live", "true"],
+            &["run", "--bogus", "true"],
+            &["run", "--emit-format", "xml", "true"],
+            &["run", "--host", "nobody", "true"],
+        ] {
+            assert!(parse_run(&argv(args)).is_none(), "{args:?}");
+        }
+    }
 }

@@ -153,10 +153,11 @@ impl Store {
         Ok(ArtifactRef { id, path: path.display().to_string() })
     }
 
-    /// Writes the metadata for an artifact already persisted.
+    /// Writes the metadata for an artifact already persisted. A record tj can make again:
+    /// replaced without the cost of a durable replace ([`fsx::replace_volatile`]).
     pub fn write_metadata(&self, meta: &Metadata) -> Result<()> {
         let json = serde_json::to_vec_pretty(meta).context("could not encode metadata")?;
-        fsx::replace(&self.meta_path(&meta.id), &json).context("could not write metadata")
+        fsx::replace_volatile(&self.meta_path(&meta.id), &json).context("could not write metadata")
     }
 
     /// Reads the original with this id (or a unique prefix of it).
@@ -192,7 +193,7 @@ impl Store {
 /// this run, so a rendition made now never names an artifact the next sweep deletes.
 fn reuse(path: &Path, len: u64) -> bool {
     fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == len)
-        && fsx::touch(path, false).is_ok()
+        && fsx::touch_nofollow(path).is_ok()
 }
 
 /// The extensions of the store's files: `<id>.log` (the original), `<id>.json`
@@ -423,10 +424,14 @@ impl Store {
             .with_context(|| format!("could not append to the ledger `{}`", path.display()))
     }
 
-    /// Stores the rendition an artifact was given, for `tj expand --reduced`.
+    /// Stores the rendition an artifact was given, for `tj expand --reduced`. The same
+    /// rendition stored before (the same output reduced alike) is left as it is.
     pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
-        fsx::replace(&self.spill_dir().join(format!("{id}.txt")), text.as_bytes())
-            .context("could not store the rendition")
+        let path = self.spill_dir().join(format!("{id}.txt"));
+        if fsx::holds(&path, text.as_bytes()) {
+            return Ok(());
+        }
+        fsx::replace_volatile(&path, text.as_bytes()).context("could not store the rendition")
     }
 
     /// Reads the rendition stored for an artifact.
@@ -809,6 +814,36 @@ mod tests {
             assert!(!root.join("spill").exists());
             fs::remove_dir_all(&root).unwrap();
         }
+    }
+
+    #[test]
+    fn an_identical_rendition_is_left_as_it_is_and_a_new_one_replaces_it() {
+        use std::os::unix::fs::MetadataExt;
+        let store = Store::at(temp("rendition"));
+        let mut meta = Metadata::default();
+        let artifact = store.persist(b"output\n", &mut meta).unwrap();
+        store.write_rendition(&artifact.id, "reduced").unwrap();
+        let path = store.spill_dir().join(format!("{}.txt", artifact.id));
+        let inode = fs::metadata(&path).unwrap().ino();
+        store.write_rendition(&artifact.id, "reduced").unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().ino(),
+            inode,
+            "the same rendition is not rewritten"
+        );
+        store.write_rendition(&artifact.id, "reduced otherwise").unwrap();
+        assert_eq!(store.read_rendition(&artifact.id).unwrap(), "reduced otherwise");
+        meta.exit_code = Some(3);
+        store.write_metadata(&meta).unwrap();
+        meta.exit_code = Some(4);
+        store.write_metadata(&meta).unwrap();
+        assert_eq!(store.previous(&artifact.id).unwrap().exit_code, Some(4));
+        let names: Vec<String> = fs::read_dir(store.spill_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !fsx::is_temp_name(n)), "no temp file left: {names:?}");
     }
 
     #[test]
