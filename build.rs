@@ -150,7 +150,7 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             continue;
         };
         let mut parts = Vec::new();
-        for (ids, dfa) in dfas {
+        for (ids, anchored, dfa) in dfas {
             let (sparse, (bytes, pad)) = if w.dense || dfa.memory_usage() <= spec::DENSE_LIMIT {
                 let bytes = if big_endian {
                     dfa.to_bytes_big_endian()
@@ -174,7 +174,7 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             let len = u32::try_from(bytes.len() - pad).expect("a DFA stays under 4 GiB");
             blob.extend_from_slice(&bytes[pad..]);
             let head: String = patterns[ids[0]..].join(" | ").chars().take(60).collect();
-            parts.push(Part { ids, sparse, offset, len });
+            parts.push(Part { ids, anchored, sparse, offset, len });
             writeln!(
                 sizes,
                 "{len}\t{}\t{:?}\t{}\t{head}",
@@ -200,8 +200,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
         for p in parts {
             write!(
                 rs,
-                "Part {{ ids: &{:?}, sparse: {}, offset: {}, len: {} }}, ",
-                p.ids, p.sparse, p.offset, p.len
+                "Part {{ ids: &{:?}, anchored: {}, sparse: {}, offset: {}, len: {} }}, ",
+                p.ids, p.anchored, p.sparse, p.offset, p.len
             )
             .expect("writing to a String");
         }
@@ -215,6 +215,7 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
 /// One serialized DFA of a matcher: its pattern `i` is the matcher's pattern `ids[i]`.
 struct Part {
     ids: Vec<usize>,
+    anchored: bool,
     sparse: bool,
     offset: u32,
     len: u32,
@@ -228,7 +229,7 @@ struct Part {
 /// (`\| .*ERROR` beside `GET /health`), so a matcher with both kinds has its patterns
 /// anchored at the start of the line (`^…`) apart from the others; and a DFA still larger
 /// than [`spec::SPLIT_LIMIT`] is split in halves, recursively.
-fn build_parts(spec: &Spec<'_>, ids: &[usize]) -> Option<Vec<(Vec<usize>, DenseDfa)>> {
+fn build_parts(spec: &Spec<'_>, ids: &[usize]) -> Option<Vec<(Vec<usize>, bool, DenseDfa)>> {
     let anchored = |p: &&str| p.starts_with('^');
     if spec.patterns.iter().any(anchored) && !spec.patterns.iter().all(anchored) {
         let mut parts = Vec::new();
@@ -244,11 +245,14 @@ fn build_parts(spec: &Spec<'_>, ids: &[usize]) -> Option<Vec<(Vec<usize>, DenseD
         }
         return Some(parts);
     }
-    let whole = spec.build();
+    // Patterns that can only match at the start are searched anchored: the search stops
+    // where the last of them fails, usually within a few bytes of the line.
+    let anchored = spec.is_anchored();
+    let whole = if anchored { spec.build_anchored() } else { spec.build() };
     if let Ok(dfa) = &whole
         && (dfa.memory_usage() <= spec::SPLIT_LIMIT || spec.patterns.len() == 1)
     {
-        return whole.ok().map(|dfa| vec![(ids.to_vec(), dfa)]);
+        return whole.ok().map(|dfa| vec![(ids.to_vec(), anchored, dfa)]);
     }
     if spec.patterns.len() == 1 {
         return None;

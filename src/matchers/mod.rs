@@ -17,7 +17,7 @@ pub mod spec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex_automata::dfa::{Automaton, dense, sparse};
-use regex_automata::{HalfMatch, Input, MatchError, PatternSet};
+use regex_automata::{Anchored, HalfMatch, Input, MatchError, PatternSet};
 
 pub use spec::{Flags, Search, Spec};
 
@@ -33,6 +33,8 @@ struct Aligned<B: ?Sized> {
 /// DFAs (see `build.rs`, `build_parts`).
 struct Part {
     ids: &'static [usize],
+    /// Built for searches anchored at the start (every pattern begins with `^`).
+    anchored: bool,
     /// Sparse form (`spec::DENSE_LIMIT`), else dense.
     sparse: bool,
     offset: u32,
@@ -65,9 +67,25 @@ pub fn embedded() -> (usize, usize) {
 /// A compiled matcher: one DFA, or several each answering for a run of its patterns.
 #[derive(Clone, Debug)]
 pub struct Dfa {
-    /// Each DFA with the matcher's index of each of its patterns (`None`: the same).
-    parts: Vec<(Option<&'static [usize]>, Engine)>,
+    parts: Vec<Piece>,
     patterns: usize,
+}
+
+/// One DFA of a [`Dfa`].
+#[derive(Clone, Debug)]
+struct Piece {
+    /// The matcher's index of each of the DFA's patterns (`None`: the same).
+    ids: Option<&'static [usize]>,
+    /// Searched anchored at the start of the haystack.
+    anchored: bool,
+    engine: Engine,
+}
+
+impl Piece {
+    fn input<'h>(&self, input: &Input<'h>) -> Input<'h> {
+        let input = input.clone();
+        if self.anchored { input.anchored(Anchored::Yes) } else { input }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -83,7 +101,11 @@ pub fn prebuilt(spec: &Spec<'_>) -> Option<Dfa> {
     let at = INDEX.binary_search_by_key(&key, |&(k, _)| k).ok()?;
     let mut parts = Vec::with_capacity(INDEX[at].1.len());
     for part in INDEX[at].1 {
-        parts.push((Some(part.ids), embedded_part(part)?));
+        parts.push(Piece {
+            ids: Some(part.ids),
+            anchored: part.anchored,
+            engine: embedded_part(part)?,
+        });
     }
     Some(Dfa { parts, patterns: spec.patterns.len() })
 }
@@ -117,7 +139,8 @@ pub fn dfa(spec: &Spec<'_>) -> Result<Dfa, String> {
     }
     count_runtime_compile();
     let dfa = spec.build()?;
-    Ok(Dfa { parts: vec![(None, Engine::Owned(Box::new(dfa)))], patterns: spec.patterns.len() })
+    let piece = Piece { ids: None, anchored: false, engine: Engine::Owned(Box::new(dfa)) };
+    Ok(Dfa { parts: vec![piece], patterns: spec.patterns.len() })
 }
 
 /// [`dfa`] for one builtin regex read with ASCII classes on bytes (the classifier's
@@ -173,8 +196,8 @@ impl Dfa {
     pub fn find_end(&self, input: &Input<'_>) -> Option<Option<usize>> {
         let input = input.clone().earliest(true);
         let mut earliest: Option<usize> = None;
-        for (_, engine) in &self.parts {
-            let found = engine.search(&input).ok()?.map(|m| m.offset());
+        for piece in &self.parts {
+            let found = piece.engine.search(&piece.input(&input)).ok()?.map(|m| m.offset());
             earliest = match (earliest, found) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -185,7 +208,7 @@ impl Dfa {
 
     /// Scratch space for [`Dfa::which`]: one pattern set per part.
     pub fn scratch(&self) -> Vec<PatternSet> {
-        self.parts.iter().map(|(_, engine)| PatternSet::new(engine.pattern_len())).collect()
+        self.parts.iter().map(|piece| PatternSet::new(piece.engine.pattern_len())).collect()
     }
 
     /// Calls `each` with the index of every pattern that matches `haystack` (a
@@ -198,13 +221,13 @@ impl Dfa {
         mut each: impl FnMut(usize),
     ) -> bool {
         let input = Input::new(haystack);
-        for ((ids, engine), set) in self.parts.iter().zip(scratch.iter_mut()) {
+        for (piece, set) in self.parts.iter().zip(scratch.iter_mut()) {
             set.clear();
-            if engine.which(&input, set).is_err() {
+            if piece.engine.which(&piece.input(&input), set).is_err() {
                 return false;
             }
             for pid in set.iter() {
-                each(ids.map_or(pid.as_usize(), |ids| ids[pid.as_usize()]));
+                each(piece.ids.map_or(pid.as_usize(), |ids| ids[pid.as_usize()]));
             }
         }
         true
@@ -264,7 +287,11 @@ mod tests {
         };
         let embedded = prebuilt(&spec).expect("the log shape's alarm words are embedded");
         let fresh = Dfa {
-            parts: vec![(None, Engine::Owned(Box::new(spec.build().unwrap())))],
+            parts: vec![Piece {
+                ids: None,
+                anchored: false,
+                engine: Engine::Owned(Box::new(spec.build().unwrap())),
+            }],
             patterns: 1,
         };
         for line in ["all good", "an ERROR here", "Traceback (most", "warnings: 0", "ok"] {
@@ -294,8 +321,16 @@ mod tests {
         };
         let dfa = Dfa {
             parts: vec![
-                (None, Engine::Owned(Box::new(left.build().unwrap()))),
-                (Some(&[1][..]), Engine::Owned(Box::new(right.build().unwrap()))),
+                Piece {
+                    ids: None,
+                    anchored: false,
+                    engine: Engine::Owned(Box::new(left.build().unwrap())),
+                },
+                Piece {
+                    ids: Some(&[1][..]),
+                    anchored: false,
+                    engine: Engine::Owned(Box::new(right.build().unwrap())),
+                },
             ],
             patterns: 2,
         };

@@ -107,16 +107,39 @@ impl Spec<'_> {
         hash.0
     }
 
-    /// Compiles the spec to a dense DFA: no capture groups, unanchored searches only, and
-    /// for Unicode patterns ASCII word boundaries (see [`ascii_word_boundaries`]).
+    /// Compiles the spec to a dense DFA for unanchored searches: no capture groups, and for
+    /// Unicode patterns ASCII word boundaries (see [`ascii_word_boundaries`]).
     pub fn build(&self) -> Result<dense::DFA<Vec<u32>>, String> {
-        let rewritten: Vec<String>;
-        let patterns: Vec<&str> = if self.unicode {
-            rewritten = self.patterns.iter().map(|p| ascii_word_boundaries(p)).collect();
-            rewritten.iter().map(String::as_str).collect()
+        self.build_with(StartKind::Unanchored)
+    }
+
+    /// [`Spec::build`] for searches anchored at the start of the haystack, for a spec whose
+    /// every pattern can only match there ([`Spec::is_anchored`]): such a search stops as
+    /// soon as no pattern can match any more, where an unanchored one walks to the end.
+    pub fn build_anchored(&self) -> Result<dense::DFA<Vec<u32>>, String> {
+        self.build_with(StartKind::Anchored)
+    }
+
+    /// Returns true if and only if every pattern of the spec can match only at the start of
+    /// the haystack (each begins with `^`, in every alternative, outside multi-line mode).
+    pub fn is_anchored(&self) -> bool {
+        thompson::Compiler::new()
+            .syntax(self.flags.syntax(self.unicode))
+            .configure(thompson::Config::new().which_captures(WhichCaptures::None).utf8(false))
+            .build_many(&self.rewritten())
+            .is_ok_and(|nfa| nfa.is_always_start_anchored())
+    }
+
+    /// The patterns as compiled: with ASCII word boundaries if Unicode.
+    fn rewritten(&self) -> Vec<String> {
+        if self.unicode {
+            self.patterns.iter().map(|p| ascii_word_boundaries(p)).collect()
         } else {
-            self.patterns.to_vec()
-        };
+            self.patterns.iter().map(|p| (*p).to_owned()).collect()
+        }
+    }
+
+    fn build_with(&self, start: StartKind) -> Result<dense::DFA<Vec<u32>>, String> {
         let kind = match self.search {
             Search::Any => MatchKind::LeftmostFirst,
             Search::Which => MatchKind::All,
@@ -125,13 +148,13 @@ impl Spec<'_> {
             .configure(
                 dense::Config::new()
                     .match_kind(kind)
-                    .start_kind(StartKind::Unanchored)
+                    .start_kind(start)
                     .dfa_size_limit(Some(DFA_LIMIT))
                     .determinize_size_limit(Some(DFA_LIMIT)),
             )
             .syntax(self.flags.syntax(self.unicode))
             .thompson(thompson::Config::new().which_captures(WhichCaptures::None).utf8(false))
-            .build_many(&patterns)
+            .build_many(&self.rewritten())
             .map_err(|err| err.to_string())
     }
 }
