@@ -295,8 +295,8 @@ fn classifier_matchers() -> Vec<Wanted> {
 }
 
 /// One builtin rule's matchers, as `rules::compiled` and `rules::select` ask for them: the
-/// ASCII line patterns (skip, keep, evidence, in that order) as one `Which` matcher, the
-/// non-ASCII ones of each list as one `Any` matcher, and every counter, `matchOutput`,
+/// ASCII line patterns of each list (skip, keep, evidence) as one `Any` matcher, the
+/// non-ASCII ones of each list as another, and every counter, `matchOutput`,
 /// `commandRegex` and `outputRegex` pattern alone.
 fn rule_matchers(json: &str) -> Vec<Wanted> {
     let Ok(rule) = serde_json::from_str::<serde_json::Value>(json) else { return Vec::new() };
@@ -312,15 +312,13 @@ fn rule_matchers(json: &str) -> Vec<Wanted> {
         strings(rule.get("evidence")),
     ];
     let mut wanted = Vec::new();
-    let ascii: Vec<String> = lists.iter().flatten().filter(|p| p.is_ascii()).cloned().collect();
-    if !ascii.is_empty() {
-        wanted.push(Wanted {
-            search: Search::Which,
-            unicode: false,
-            flags: Flags::default(),
-            patterns: ascii,
-            dense: false,
-        });
+    // Each list's ASCII patterns as one `Any` matcher: a line's kinds are which lists match
+    // it, and an earliest-match search stops at the first pattern that does.
+    for list in &lists {
+        let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
+        if !ascii.is_empty() {
+            wanted.push(Wanted::any(ascii, Flags::default()));
+        }
     }
     for list in &lists {
         let other: Vec<String> = list.iter().filter(|p| !p.is_ascii()).cloned().collect();

@@ -188,7 +188,10 @@ impl Dfa {
     /// A search cannot fail on these DFAs (no quit bytes, no Unicode word boundary); if one
     /// did, it counts as a match, so that a line that could not be judged is kept.
     pub fn is_match(&self, haystack: &[u8]) -> bool {
-        self.find_end(&Input::new(haystack)).is_none_or(|end| end.is_some())
+        let input = Input::new(haystack).earliest(true);
+        self.parts.iter().any(|piece| {
+            piece.engine.search(&piece.input(&input)).map_or(true, |found| found.is_some())
+        })
     }
 
     /// The end of the earliest match within `input`'s span (`Some(None)`: none; `None`:

@@ -905,23 +905,23 @@ pub struct LineKinds {
     bounded: bool,
 }
 
-/// The one matcher of a rule's ASCII line patterns, reporting every pattern a line matches.
+/// The matchers of a rule's ASCII line patterns.
 #[derive(Debug)]
 enum Lines {
-    /// Embedded when tj was built (a builtin rule).
-    Prebuilt(Dfa),
+    /// Embedded when tj was built (a builtin rule): one per list (skip, keep, evidence),
+    /// each asked whether any of its patterns matches.
+    Prebuilt(Box<[Option<Dfa>; 3]>),
     /// A lazy DFA compiled now: an untrusted rule's (bounded), or a builtin one the build
     /// did not embed.
     Lazy(Box<hybrid::dfa::DFA>),
 }
 
-/// Scratch space for [`LineKinds::kinds`], reused across lines: the matched-pattern sets
-/// and the lazy DFA's state cache.
+/// Scratch space for [`LineKinds::kinds`], reused across lines: the lazy DFA's
+/// matched-pattern set and state cache.
 #[derive(Debug)]
 pub struct Scratch {
     set: regex_automata::PatternSet,
     cache: Option<hybrid::dfa::Cache>,
-    sets: Vec<regex_automata::PatternSet>,
 }
 
 impl LineKinds {
@@ -956,7 +956,11 @@ impl LineKinds {
                 }
             }
         }
-        let mut matcher = build_all(&ascii, compiler);
+        let mut matcher = match compiler.untrusted {
+            None => embedded_lists(&lists).map(|dfas| Ok(Some(Lines::Prebuilt(dfas)))),
+            Some(_) => None,
+        }
+        .unwrap_or_else(|| build_all(&ascii, compiler));
         if matcher.is_err() {
             // Find the culprits one by one; the valid ASCII ones are rebuilt together.
             let (mut ok, mut ok_kinds) = (Vec::new(), Vec::new());
@@ -1006,15 +1010,9 @@ impl LineKinds {
             Some(Lines::Lazy(dfa)) => Scratch {
                 set: regex_automata::PatternSet::new(dfa.pattern_len()),
                 cache: Some(dfa.create_cache()),
-                sets: Vec::new(),
             },
-            Some(Lines::Prebuilt(dfa)) => Scratch {
-                set: regex_automata::PatternSet::new(0),
-                cache: None,
-                sets: dfa.scratch(),
-            },
-            None => {
-                Scratch { set: regex_automata::PatternSet::new(0), cache: None, sets: Vec::new() }
+            Some(Lines::Prebuilt(_)) | None => {
+                Scratch { set: regex_automata::PatternSet::new(0), cache: None }
             }
         }
     }
@@ -1023,11 +1021,12 @@ impl LineKinds {
     /// `budget` (see [`Pattern::is_match_within`]); the caller checks it after each line.
     pub fn kinds(&self, line: &str, scratch: &mut Scratch, budget: &Budget) -> u8 {
         let mut out = 0;
-        if let Some((Lines::Prebuilt(dfa), kinds)) = &self.ascii
-            && !dfa.which(line.as_bytes(), &mut scratch.sets, |pid| out |= kinds[pid])
-        {
-            // Cannot happen (no quit bytes): never drop what could not be classified.
-            out |= KEEP | EVIDENCE;
+        if let Some((Lines::Prebuilt(lists), _)) = &self.ascii {
+            for (dfa, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
+                if dfa.as_ref().is_some_and(|dfa| dfa.is_match(line.as_bytes())) {
+                    out |= bit;
+                }
+            }
         }
         if let (Some((Lines::Lazy(dfa), kinds)), Some(cache)) =
             (&self.ascii, scratch.cache.as_mut())
@@ -1059,6 +1058,19 @@ impl LineKinds {
     }
 }
 
+/// The embedded matchers of a builtin rule's ASCII line patterns, one per list, if the
+/// build embedded them all.
+fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<Dfa>; 3]>> {
+    let mut out: [Option<Dfa>; 3] = Default::default();
+    for (slot, (_, list)) in out.iter_mut().zip(lists) {
+        let ascii: Vec<&str> = list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
+        if !ascii.is_empty() {
+            *slot = Some(prebuilt(&ascii, Flags::default())?);
+        }
+    }
+    Some(Box::new(out))
+}
+
 /// One matcher reporting every ASCII pattern a haystack matches (`None` for no patterns).
 ///
 /// A lazy DFA used directly, not through `meta`: only "which patterns match" is asked, on
@@ -1074,10 +1086,6 @@ fn build_all(patterns: &[&str], compiler: &Compiler<'_>) -> Result<Option<Lines>
             Ok(bounded) => Ok(Some(Lines::Lazy(Box::new(bounded.dfa)))),
             Err(BuildFail::Size(reason) | BuildFail::Syntax(reason)) => Err(reason),
         };
-    }
-    let spec = Spec { search: Search::Which, unicode: false, flags: Flags::default(), patterns };
-    if let Some(dfa) = matchers::prebuilt(&spec) {
-        return Ok(Some(Lines::Prebuilt(dfa)));
     }
     matchers::count_runtime_compile();
     hybrid::dfa::DFA::builder()
