@@ -346,4 +346,25 @@ mod tests {
         assert_eq!(seen, [0, 1]);
         assert_eq!(dfa.find_end(&Input::new(b"xxbba")), Some(Some(3)));
     }
+
+    #[test]
+    fn only_a_spec_whose_every_alternative_begins_at_the_start_is_anchored() {
+        let spec = |patterns: &'static [&'static str]| Spec {
+            search: Search::Any,
+            unicode: false,
+            flags: Flags::default(),
+            patterns,
+        };
+        assert!(spec(&["^test .+ ok$", "^(a|b)c"]).is_anchored());
+        assert!(!spec(&["^a|b"]).is_anchored(), "the second alternative may start anywhere");
+        assert!(!spec(&["^a", "b"]).is_anchored());
+        let multi = Spec { flags: Flags { multi_line: true, ..Flags::default() }, ..spec(&["^a"]) };
+        assert!(!multi.is_anchored(), "(?m)^ matches after any line break");
+        // Built anchored, it finds what the unanchored build finds at the start, and only there.
+        let anchored = spec(&["^ab"]).build_anchored().unwrap();
+        let piece = Piece { ids: None, anchored: true, engine: Engine::Owned(Box::new(anchored)) };
+        let dfa = Dfa { parts: vec![piece], patterns: 1 };
+        assert!(dfa.is_match(b"abc"));
+        assert!(!dfa.is_match(b"cab"));
+    }
 }
