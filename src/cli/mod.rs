@@ -108,10 +108,15 @@ pub fn run(cli: Cli) -> Result<Status> {
 /// The configuration file and environment, each problem warned about once.
 fn load_config(env: &Env) -> crate::config::Config {
     let config = crate::config::Config::load(env);
+    warn_config(&config);
+    config
+}
+
+/// Warns once about each problem met reading the configuration.
+fn warn_config(config: &crate::config::Config) {
     for problem in &config.problems {
         crate::diag::warn_once(problem);
     }
-    config
 }
 
 /// The merged rule set, each problem (a skipped file, unknown keys) warned about once.
@@ -127,16 +132,27 @@ fn load_rules(env: &Env) -> crate::rules::RuleSet {
 /// be selected for its program are parsed (DESIGN.md "Rules": start-up does not pay for
 /// every rule).
 fn load_rules_for(env: &Env, argv: &[String], command: Option<&str>) -> crate::rules::RuleSet {
+    let set = read_rules_for(env, argv, command);
+    warn_rules(&set);
+    set
+}
+
+/// [`load_rules_for`] without the warnings: [`warn_rules`] gives them when they may be
+/// printed.
+fn read_rules_for(env: &Env, argv: &[String], command: Option<&str>) -> crate::rules::RuleSet {
     let query = crate::rules::select::Query { argv, command, ..Default::default() };
     let identity = crate::rules::select::identify(&query);
     // A compound command only ever gets the fallback: no program's rules are needed.
     let program =
         if identity.compound { "" } else { identity.argv.first().map_or("", String::as_str) };
-    let set = crate::rules::load::load_for(env, program);
+    crate::rules::load::load_for(env, program)
+}
+
+/// Warns once about each problem met loading `set`.
+fn warn_rules(set: &crate::rules::RuleSet) {
     for problem in &set.problems {
         crate::diag::warn_once(&problem.to_string());
     }
-    set
 }
 
 /// Reduces through the fail-open boundary, warning once about a panic or a disabled pattern.

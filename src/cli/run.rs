@@ -95,7 +95,10 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     let spec = build_spec(args, env, mode);
     let store = Store::new(env).ok();
-    let mut run = match relay(args, &spec, mode, store.as_ref()) {
+    let argv = argv_strings(&args.command);
+    let mut setup = None;
+    let meanwhile = || setup = read_setup(env, &argv);
+    let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
         // The child never ran: the error is printed, the status is env(1)'s.
         Err(status) => return Ok(status),
@@ -103,7 +106,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut meta = metadata(args, env, mode, &run);
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
     let artifact = persist(store.as_ref(), &mut run.captured, &mut meta);
-    let mut rendition = reduce_output(args, env, &run, artifact.as_ref());
+    let mut rendition = reduce_output(args, env, &run, artifact.as_ref(), &argv, setup);
     annotate(&mut rendition, args, &run);
     if let (Some(store), Some(artifact), Rendition::Reduced(reduction)) =
         (&store, &artifact, &mut rendition)
@@ -178,7 +181,15 @@ struct Ran {
 
 /// Runs the command with live output where the mode wants it and every byte captured.
 /// `Err` is the status to exit with when the child never ran (the error is printed).
-fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<Ran, Status> {
+///
+/// `meanwhile` runs once the command has started, while it runs ([`relay::run_meanwhile`]).
+fn relay(
+    args: &Args,
+    spec: &Spec,
+    mode: Mode,
+    store: Option<&Store>,
+    meanwhile: impl FnOnce(),
+) -> Result<Ran, Status> {
     let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
     let mut capture = Capture::new(spill_dir, Limits::default());
     // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
@@ -203,7 +214,7 @@ fn relay(args: &Args, spec: &Spec, mode: Mode, store: Option<&Store>) -> Result<
         }),
     );
     io.stderr = relay::stderr_apart(mode == Mode::Agent);
-    let outcome = relay::run(spec, io);
+    let outcome = relay::run_meanwhile(spec, io, meanwhile);
     for warning in &outcome.warnings {
         diag::warn_once(warning);
     }
@@ -370,20 +381,54 @@ enum Rendition {
     Streamed,
 }
 
+/// What the reduction needs besides the output: the configuration and the rules for the
+/// command. They depend on the command line only, so they are read while the command runs
+/// (`tj run` is then not slower by them); their problems are warned about once it has
+/// ended, as if they were read then.
+struct Setup {
+    config: crate::config::Config,
+    set: crate::rules::RuleSet,
+}
+
+/// Reads the [`Setup`] without printing. `None` if that panicked (a bug in tj): it is then
+/// read again after the command, where a panic no longer cuts the relay short.
+fn read_setup(env: &Env, argv: &[String]) -> Option<Setup> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Setup {
+        config: crate::config::Config::load(env),
+        set: super::read_rules_for(env, argv, None),
+    }))
+    .ok()
+}
+
 /// Reduces the output: whole in memory up to [`stream::WHOLE_MAX`] bytes, as a stream
 /// beyond (when it is stored: otherwise the agent gets all of it).
-fn reduce_output(args: &Args, env: &Env, run: &Ran, artifact: Option<&ArtifactRef>) -> Rendition {
+fn reduce_output(
+    args: &Args,
+    env: &Env,
+    run: &Ran,
+    artifact: Option<&ArtifactRef>,
+    argv: &[String],
+    setup: Option<Setup>,
+) -> Rendition {
     if run.captured.streamed.is_some() {
         return Rendition::Streamed;
     }
-    let argv = argv_strings(&args.command);
-    let config = super::load_config(env);
-    let set = super::load_rules_for(env, &argv, None);
+    let Setup { config, set } = match setup {
+        Some(setup) => {
+            super::warn_config(&setup.config);
+            super::warn_rules(&setup.set);
+            setup
+        }
+        None => {
+            let config = super::load_config(env);
+            Setup { config, set: super::load_rules_for(env, argv, None) }
+        }
+    };
     let opts =
         Options { limits: config.limits, raw: args.raw, artifact, hide_exit: hide_exit(args) };
     let input = Input {
         raw: &[],
-        argv: &argv,
+        argv,
         command: None,
         tool_name: None,
         exit_code: run.exit_code,

@@ -328,6 +328,15 @@ pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
     relay(spec, io, |_, _| {})
 }
 
+/// [`run`], calling `meanwhile` on this thread once the child runs (it has exec'd), before
+/// the relay waits for it: work the caller needs once the command ends, done while it runs
+/// rather than after. Output is read and captured meanwhile; a signal tj receives meanwhile
+/// is forwarded once `meanwhile` returns. It must not print: the command's output may be
+/// going to the same terminal.
+pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outcome {
+    relay(spec, io, |_, _| meanwhile())
+}
+
 /// [`run`], calling `on_spawn` with the event channel and the child's process group once the
 /// child runs (tests inject signals through it).
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {

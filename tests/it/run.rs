@@ -252,3 +252,22 @@ fn agent_mode_ends_a_child_blocked_on_a_terminal_prompt() {
     assert!(!text.contains("never"));
     assert!(stderr(&out).contains("blocked on input"), "{}", stderr(&out));
 }
+
+#[test]
+fn setup_warnings_wait_until_the_command_has_ended() {
+    // The configuration and rules are read while the command runs; what is wrong with them
+    // is said after its output, never in the middle of it.
+    let env = TestEnv::new();
+    env.write("config/config.json", "{");
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut cmd = env.cmd(&["run", "--live", "--", "sh", "-c", "echo one; sleep 0.3; echo two"]);
+    cmd.stdin(Stdio::null()).stdout(writer.try_clone().unwrap()).stderr(writer);
+    let mut child = spawn_retrying(&mut cmd);
+    drop(cmd);
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text).unwrap();
+    assert!(child.wait().unwrap().success(), "{text}");
+    let two = text.find("two").unwrap_or_else(|| panic!("no output: {text}"));
+    let warning = text.find("tj: ").unwrap_or_else(|| panic!("no warning: {text}"));
+    assert!(two < warning, "{text}");
+}
