@@ -14,7 +14,7 @@ pub(crate) struct StartPattern {
     /// the pattern matches.
     pub(crate) leads: &'static [&'static str],
     /// Whether the pattern can also match a line whose first word passes
-    /// [`is_located_token`](super::evidence::is_located_token)
+    /// `evidence::is_located_token`
     /// (a path with a location, a `tool:` prefix, an exception name) instead of a lead.
     /// The guard tries that for every line; the flag records which patterns rely on it.
     pub(crate) token: bool,
@@ -43,7 +43,7 @@ pub(crate) const fn led(
 }
 
 /// Pattern led by a first word that passes
-/// [`is_located_token`](super::evidence::is_located_token), or by one of `leads`.
+/// `evidence::is_located_token`, or by one of `leads`.
 pub(crate) const fn tok(
     name: &'static str,
     leads: &'static [&'static str],
@@ -67,7 +67,7 @@ pub(crate) const DIGITS: &[&str] = &["0", "1", "2", "3", "4", "5", "6", "7", "8"
 /// Patterns matched at the start of the line; each carries its own indentation allowance.
 ///
 /// Each is run, anchored, only on lines that start with one of its leads or whose first
-/// word passes [`is_located_token`](super::evidence::is_located_token): even an automaton
+/// word passes `evidence::is_located_token`: even an automaton
 /// that dies within a few bytes costs more per call than those byte comparisons.
 pub(crate) const AT_START: &[StartPattern] = &[
     // --- severity headlines ---

@@ -231,11 +231,12 @@ fn uuid_len(b: &[u8]) -> Option<usize> {
     Some(i)
 }
 
-/// Finds [`ALARM_WORDS`] in any ASCII case; compiled when tj was built.
+/// Finds `ALARM_WORDS` in any ASCII case; compiled when tj was built.
 static ALARM: LazyLock<Option<Dfa>> =
     LazyLock::new(|| crate::matchers::ascii_literals(ALARM_WORDS, true).ok());
 
-/// Returns true if and only if `line` contains one of [`ALARM_WORDS`], in any ASCII case.
+/// Returns true if and only if `line` contains one of `reduce::patterns::ALARM_WORDS`, in
+/// any ASCII case.
 pub fn is_alarm(line: &str) -> bool {
     match ALARM.as_ref() {
         Some(dfa) => dfa.is_match(line.as_bytes()),
