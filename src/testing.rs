@@ -34,3 +34,13 @@ impl Rng {
         (0..len).map(|_| (self.next_u64() >> 24) as u8).collect()
     }
 }
+
+/// Every fixture under this repository's `tests/fixtures/`, in path order. Panics on a
+/// file that is not a fixture: a test's setup failing is its report.
+pub fn fixtures() -> Vec<crate::verify::Fixture> {
+    let mut problems = Vec::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = crate::verify::read_fixtures(&dir, &mut problems).expect("fixtures are readable");
+    assert!(problems.is_empty(), "{problems:?}");
+    cases
+}

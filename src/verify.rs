@@ -8,6 +8,9 @@
 //! Pure: fixtures arrive parsed; `cli::rules` reads the files.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
 
 use serde::Deserialize;
 
@@ -70,6 +73,41 @@ impl Fixture {
             cols: self.cols(),
         }
     }
+}
+
+/// Reads every `*.json` fixture below `dir`, sorted by path.
+pub fn read_fixtures(dir: &Path, problems: &mut Vec<String>) -> Result<Vec<Fixture>> {
+    let mut paths = Vec::new();
+    walk(dir, &mut paths)
+        .with_context(|| format!("could not read fixtures in `{}`", dir.display()))?;
+    paths.sort();
+    let mut cases = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("could not read `{}`", path.display()))?;
+        match serde_json::from_str::<Fixture>(&text) {
+            Ok(mut case) => {
+                if case.id.is_empty() {
+                    case.id = path.display().to_string();
+                }
+                cases.push(case);
+            }
+            Err(err) => problems.push(format!("{}: not a fixture: {err}", path.display())),
+        }
+    }
+    Ok(cases)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// The artifact every fixture check pretends was stored; its shape matches a real one.

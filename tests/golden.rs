@@ -12,25 +12,8 @@ use std::path::Path;
 
 use tj::reduce::{self, Options};
 use tj::rules::RuleSet;
+use tj::testing::fixtures;
 use tj::verify::{self, Fixture};
-
-/// Every fixture under `tests/fixtures/`, in a fixed order.
-fn fixtures() -> Vec<Fixture> {
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
-    let mut paths = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                paths.push(path);
-            }
-        }
-    }
-    paths.sort();
-    paths.iter().map(|p| load(p)).collect()
-}
 
 fn load(path: &Path) -> Fixture {
     let text = std::fs::read_to_string(path).expect("fixture is readable");

@@ -5,31 +5,10 @@
 
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::path::Path;
-
 use tj::rules::RuleSet;
 use tj::rules::compiled::{Budget, CompiledRule, Compiler};
-use tj::verify::{self, Fixture};
-
-fn fixtures() -> Vec<Fixture> {
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
-    let mut paths = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                paths.push(path);
-            }
-        }
-    }
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .collect()
-}
+use tj::testing::fixtures;
+use tj::verify;
 
 /// The build-time check for the rules: each fixture's rule, with its matchers taken from
 /// the binary, classifies every line of the fixture, counts and matches the output exactly

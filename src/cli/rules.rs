@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::emit;
 use crate::env::Env;
@@ -12,7 +12,7 @@ use crate::exit::Status;
 use crate::rules::load::{self, Dirs};
 use crate::rules::select::{self, Query};
 use crate::rules::{printable, printable_path};
-use crate::verify::{self, Fixture};
+use crate::verify;
 
 /// Inspect and check the rule set
 #[derive(Debug, clap::Subcommand)]
@@ -76,7 +76,7 @@ fn verify(args: &VerifyArgs, env: &Env) -> Result<Status> {
     let mut summary = format!("{} rules", set.rules().len());
     let mut table = String::new();
     if let Some(dir) = &args.fixtures {
-        let cases = read_fixtures(dir, &mut problems)?;
+        let cases = verify::read_fixtures(dir, &mut problems)?;
         let mut reduced = 0;
         // Per family: fixtures, reduced, tokens before and after.
         let mut families: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
@@ -125,41 +125,6 @@ fn family_table(families: &BTreeMap<&str, (usize, usize, usize, usize)>) -> Stri
     }
     row("all", all);
     out
-}
-
-/// Reads every `*.json` fixture below `dir`, sorted by path.
-pub(crate) fn read_fixtures(dir: &Path, problems: &mut Vec<String>) -> Result<Vec<Fixture>> {
-    let mut paths = Vec::new();
-    walk(dir, &mut paths)
-        .with_context(|| format!("could not read fixtures in `{}`", dir.display()))?;
-    paths.sort();
-    let mut cases = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("could not read `{}`", path.display()))?;
-        match serde_json::from_str::<Fixture>(&text) {
-            Ok(mut case) => {
-                if case.id.is_empty() {
-                    case.id = path.display().to_string();
-                }
-                cases.push(case);
-            }
-            Err(err) => problems.push(format!("{}: not a fixture: {err}", path.display())),
-        }
-    }
-    Ok(cases)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn explain(args: &ExplainArgs, env: &Env) -> Result<Status> {
