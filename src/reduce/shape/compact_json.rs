@@ -567,8 +567,11 @@ enum Place {
 /// `place` to read back as the same string.
 fn needs_quotes(s: &str, place: Place) -> bool {
     let Some(&first) = s.as_bytes().first() else { return true };
-    matches!(first, b' ' | b'{' | b'[' | b'"')
-        || s.ends_with(' ')
+    // Whitespace at either end, Unicode's too (`"\u{2000}"`): a line ending in it reads as
+    // trailing blanks, which renderers and readers drop.
+    matches!(first, b'{' | b'[' | b'"')
+        || s.starts_with(char::is_whitespace)
+        || s.ends_with(char::is_whitespace)
         || s.contains('\\')
         || matches!(s, "true" | "false" | "null")
         || ((first.is_ascii_digit()
@@ -584,8 +587,9 @@ fn needs_quotes(s: &str, place: Place) -> bool {
 /// Returns true if and only if the key content `s` must be written as JSON text.
 fn key_needs_quotes(s: &str) -> bool {
     s.is_empty()
-        || s.starts_with([' ', '-'])
-        || s.ends_with(' ')
+        || s.starts_with('-')
+        || s.starts_with(char::is_whitespace)
+        || s.ends_with(char::is_whitespace)
         || s.contains(['"', '\\', ':', '[', ']', '{', '}', ','])
 }
 
@@ -1539,6 +1543,17 @@ mod tests {
             ]
         );
         assert_eq!(lines(&round_trip("[\n  1,\n  \"1\"\n]")), ["[2]: 1,\"1\""]);
+    }
+
+    #[test]
+    fn values_and_keys_with_unicode_whitespace_at_an_end_are_quoted() {
+        // Found by the proptest in tests/lossless_json.rs: a bare `version: \u{2000}` ended
+        // its line in whitespace.
+        for s in ["\u{2000}", "a\u{2000}", "\u{a0}b", "x\t"] {
+            assert!(needs_quotes(s, Place::Value), "{s:?}");
+            assert!(key_needs_quotes(s), "{s:?}");
+        }
+        assert!(!needs_quotes("a\u{2000}b", Place::Value));
     }
 
     #[test]
