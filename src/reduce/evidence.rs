@@ -1128,21 +1128,9 @@ mod tests {
 
     /// Every distinct line of every fixture (tests/fixtures), for the round-trip checks.
     fn fixture_lines() -> Vec<String> {
-        let mut stack =
-            vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
         let mut lines = std::collections::BTreeSet::new();
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let case: serde_json::Value =
-                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-                let text = case["text"].as_str().unwrap_or_default();
-                lines.extend(text.lines().map(|l| l.trim_end_matches('\r').to_owned()));
-            }
+        for case in crate::testing::fixtures() {
+            lines.extend(case.text.lines().map(|l| l.trim_end_matches('\r').to_owned()));
         }
         lines.into_iter().collect()
     }

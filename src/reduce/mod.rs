@@ -1829,7 +1829,7 @@ mod tests {
     /// measured in benches: `TIME_BUDGET`).
     #[test]
     fn builtin_rules_loaded_as_project_rules_reduce_every_fixture_the_same() {
-        use crate::verify::{Fixture, fixture_artifact};
+        use crate::verify::fixture_artifact;
         let as_project = RuleSet::from_sources(
             crate::rules::builtin_files()
                 .iter()
@@ -1839,27 +1839,16 @@ mod tests {
         let builtin = RuleSet::builtin();
         let art = fixture_artifact();
         let opts = Options { artifact: Some(&art), ..Options::default() };
-        let mut stack =
-            vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")];
         let mut checked = 0;
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let case: Fixture =
-                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-                let input = case.input();
-                let budget = Budget::without_time();
-                let untrusted = reduce_within(&input, &as_project, &opts, &budget);
-                let trusted = reduce(&input, &builtin, &opts);
-                assert_eq!(budget.exhausted(), None, "{}", path.display());
-                assert_eq!(untrusted.problems, Vec::<String>::new(), "{}", path.display());
-                assert_eq!(untrusted.text, trusted.text, "{}", path.display());
-                checked += 1;
-            }
+        for case in crate::testing::fixtures() {
+            let input = case.input();
+            let budget = Budget::without_time();
+            let untrusted = reduce_within(&input, &as_project, &opts, &budget);
+            let trusted = reduce(&input, &builtin, &opts);
+            assert_eq!(budget.exhausted(), None, "{}", case.id);
+            assert_eq!(untrusted.problems, Vec::<String>::new(), "{}", case.id);
+            assert_eq!(untrusted.text, trusted.text, "{}", case.id);
+            checked += 1;
         }
         assert!(checked > 500, "{checked}");
     }
