@@ -46,6 +46,23 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     fs::write(out_dir.join("builtin_rules.rs"), out).expect("OUT_DIR is writable");
     prebuild(&texts, &out_dir);
+    link_position_dependent();
+}
+
+/// Links the `tj` executable at a fixed address on Linux (`-no-pie`), as a position-dependent
+/// executable: the code stays position-independent, and the linker resolves every internal
+/// pointer (regex-syntax's Unicode tables, clap's, ours: ~14,000 of them) when tj is built.
+/// A position-independent executable has the dynamic loader apply them at every start,
+/// writing ~70 pages (ld.so's relocation was a third of `tj run`'s page faults): 0.5 ms of
+/// a 2 ms start. The cost is that tj's own image is not randomized (ASLR still applies to
+/// the stack, the heap and the shared libraries); see ARCHITECTURE.md, "Decisions".
+/// Test and bench executables keep the default.
+fn link_position_dependent() {
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if os == "linux" && env::var_os("TJ_PIE").is_none() {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+    println!("cargo:rerun-if-env-changed=TJ_PIE");
 }
 
 /// The names in a rule's `"argv0": [...]`, read without a JSON parser (builtin rules are

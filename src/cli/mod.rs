@@ -55,30 +55,42 @@ impl Cli {
     /// The command line of this process, parsed; on an error, or for `--help` and
     /// `--version`, clap prints what it prints and the process exits.
     ///
-    /// `tj run …`, the call made for every command an agent runs, is first parsed against
-    /// the `run` subcommand alone: building the whole command line (every subcommand and its
-    /// arguments) costs more than the parse. Whatever that does not accept (help, version, a
-    /// mistake) is parsed again by the whole command line, so every message is the same.
+    /// The calls made for every command an agent runs (`tj run`, `tj reduce`, `tj
+    /// reduce-json`, `tj rewrite`, `tj hook`) are first parsed against their own subcommand
+    /// alone: building the whole command line (every subcommand and its arguments) costs
+    /// more than the parse. Whatever that does not accept (help, version, a mistake) is
+    /// parsed again by the whole command line, so every message is the same.
     pub fn from_env() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        #[cfg(unix)]
-        if args.get(1).is_some_and(|arg| arg == "run")
-            && let Some(run) = parse_run(&args[1..])
-        {
-            return Cli { command: Command::Run(run) };
+        if let Some(command) = args.get(1..).and_then(parse_hot) {
+            return Cli { command };
         }
         Cli::parse_from(args)
     }
 }
 
-/// `args` (`run` and what follows it) as the `run` subcommand parses them, if it accepts
-/// them as they are.
-#[cfg(unix)]
-fn parse_run(args: &[std::ffi::OsString]) -> Option<run::Args> {
-    use clap::{Args as _, FromArgMatches as _};
-    let matches =
-        run::Args::augment_args(clap::Command::new("run")).try_get_matches_from(args).ok()?;
-    run::Args::from_arg_matches(&matches).ok()
+/// `args` (a subcommand's name and what follows it) as that subcommand alone parses them,
+/// if it is one of the hot ones and accepts them as they are.
+fn parse_hot(args: &[std::ffi::OsString]) -> Option<Command> {
+    Some(match args.first()?.to_str()? {
+        #[cfg(unix)]
+        "run" => Command::Run(parse_alone("run", args)?),
+        "reduce" => Command::Reduce(parse_alone("reduce", args)?),
+        "reduce-json" => Command::ReduceJson(parse_alone("reduce-json", args)?),
+        "rewrite" => Command::Rewrite(parse_alone("rewrite", args)?),
+        "hook" => Command::Hook(parse_alone("hook", args)?),
+        _ => return None,
+    })
+}
+
+/// `args` parsed by the subcommand `name` built alone from `A`.
+fn parse_alone<A: clap::Args + clap::FromArgMatches>(
+    name: &'static str,
+    args: &[std::ffi::OsString],
+) -> Option<A> {
+    let command = A::augment_args(clap::Command::new(name));
+    let matches = command.try_get_matches_from(args).ok()?;
+    A::from_arg_matches(&matches).ok()
 }
 
 /// Runs the parsed command line.
@@ -220,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn run_alone_parses_as_the_whole_command_line_does() {
+    fn a_hot_subcommand_alone_parses_as_the_whole_command_line_does() {
         for args in [
             &["tj", "run", "--", "cargo", "test"][..],
             &["tj", "run", "cargo", "test", "--", "--nocapture"],
@@ -228,17 +240,22 @@ mod tests {
             &["tj", "run", "--live", "--no-pty", "--raw", "make"],
             &["tj", "run", "--emit", "/tmp/x", "--emit-format", "json", "--emit-fd", "9", "true"],
             &["tj", "run", "--agent-stdout", "1:2", "--", "--help"],
+            &["tj", "reduce", "/dev/null", "--command", "cargo test"],
+            &["tj", "reduce", "--exit-code", "101", "--", "cargo", "test"],
+            &["tj", "reduce", "--raw", "log.txt"],
+            &["tj", "reduce-json"],
+            &["tj", "rewrite", "cargo test"],
+            &["tj", "hook", "claude-code"],
+            &["tj", "hook", "codex"],
         ] {
-            let fast = parse_run(&argv(&args[1..])).unwrap_or_else(|| panic!("{args:?}"));
-            let Command::Run(full) = Cli::try_parse_from(argv(args)).unwrap().command else {
-                panic!("{args:?} is not `run`");
-            };
+            let fast = parse_hot(&argv(&args[1..])).unwrap_or_else(|| panic!("{args:?}"));
+            let full = Cli::try_parse_from(argv(args)).unwrap().command;
             assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{args:?}");
         }
     }
 
     #[test]
-    fn run_alone_leaves_help_version_and_mistakes_to_the_whole_command_line() {
+    fn a_hot_subcommand_alone_leaves_help_version_and_mistakes_to_the_whole_command_line() {
         for args in [
             &["run", "--help"][..],
             &["run", "-h"],
@@ -248,8 +265,19 @@ mod tests {
             &["run", "--bogus", "true"],
             &["run", "--emit-format", "xml", "true"],
             &["run", "--host", "nobody", "true"],
+            &["reduce", "--help"],
+            &["reduce", "--version"],
+            &["reduce", "--bogus"],
+            &["reduce-json", "-h"],
+            &["rewrite", "--help"],
+            &["hook", "--help"],
+            &["hook", "nobody"],
+            &["hook"],
+            &["expand", "abc"],
+            &["ls"],
+            &["--version"],
         ] {
-            assert!(parse_run(&argv(args)).is_none(), "{args:?}");
+            assert!(parse_hot(&argv(args)).is_none(), "{args:?}");
         }
     }
 }
