@@ -41,7 +41,7 @@ use std::sync::{LazyLock, OnceLock};
 use regex_automata::Input;
 
 use super::patterns::{ALARM_KEYS, ANYWHERE, AT_START, FAILURE_KEYS, FAILURE_NOISE, FAILURE_WORD};
-use crate::matchers::{self, Dfa};
+use crate::matchers::{self, Dfa, Literals};
 
 use crate::reduce::shape::log::{
     is_klog_header, looks_like_log, starts_like_log, strip_log_prefix, syslog_priority,
@@ -112,7 +112,7 @@ struct Compiled {
     /// The [`AT_START`] patterns a located first word (see [`is_located_token`]) may lead.
     token_patterns: u128,
     /// Finds lines with any [`ANYWHERE`] key.
-    keys: Dfa,
+    keys: Literals,
     /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
     key_owners: Vec<(&'static str, u32)>,
     /// [`AT_START`]'s matchers, each anchored at the start of the line.
@@ -235,9 +235,9 @@ fn builtin(regex: &str) -> Dfa {
         .expect("built-in evidence patterns are valid regexes (checked by a unit test)")
 }
 
-/// A finder for any of `literals` (see [`builtin`]).
-fn literals(literals: &[&str]) -> Dfa {
-    matchers::ascii_literals(literals, false).expect("literals always compile")
+/// A finder for any of `literals` (see [`matchers::Literals`]).
+fn literals(literals: &[&str]) -> Literals {
+    Literals::new(literals).expect("literals always compile")
 }
 
 /// Calls `hit` with the index of every line in which `finder` finds a match, in order.
@@ -245,7 +245,7 @@ fn literals(literals: &[&str]) -> Dfa {
 /// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk is
 /// searched once; after a hit the search resumes at the next line. No key contains `\n`,
 /// and none is empty, so a hit's last byte is in the line it was found in.
-fn scan_lines(finder: &Dfa, lines: &[&str], mut hit: impl FnMut(usize)) {
+fn scan_lines(finder: &Literals, lines: &[&str], mut hit: impl FnMut(usize)) {
     let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
     let mut starts: Vec<usize> = Vec::new();
     let mut first = 0;
@@ -340,7 +340,7 @@ pub fn classify(lines: &[&str]) -> Vec<bool> {
 /// The generic rule's matchers, built on the first failing run.
 struct FailureWords {
     /// Finds lines with any [`FAILURE_KEYS`] literal.
-    keys: Dfa,
+    keys: Literals,
     word: Dfa,
     noise: Dfa,
 }
@@ -389,7 +389,7 @@ pub fn mark_failure_words(lines: &[&str], marked: &mut [bool]) {
     });
 }
 
-static ALARM_FINDER: LazyLock<Dfa> = LazyLock::new(|| literals(ALARM_KEYS));
+static ALARM_FINDER: LazyLock<Literals> = LazyLock::new(|| literals(ALARM_KEYS));
 
 /// Marks, in `evidence`, the *alarms* of a data output (a log, a listing, a table the agent
 /// asked to read), whatever the exit code: the lines an agent reading it must not miss.
@@ -1255,6 +1255,32 @@ mod tests {
         assert!(keys.len() <= 64, "{} anywhere keys", keys.len());
         assert!(FAILURE_KEYS.len() <= 64, "{} failure keys", FAILURE_KEYS.len());
         assert!(ALARM_KEYS.len() <= 64, "{} alarm keys", ALARM_KEYS.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            for finder in [&COMPILED.keys, &FAILURE_WORDS.keys, &*ALARM_FINDER] {
+                assert!(matches!(finder, Literals::Simd(_)), "{finder:?}");
+            }
+        }
+    }
+
+    /// `scan_lines` (whole chunks, resumed after each hit) flags exactly the lines a search
+    /// of each line alone flags, with the SIMD finders and with the DFAs they fall back to.
+    #[test]
+    fn a_scan_flags_the_lines_each_line_alone_would() {
+        let lines = fixture_lines();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        for keys in [FAILURE_KEYS, ALARM_KEYS] {
+            let simd = Literals::new(keys).unwrap();
+            let dfa = Literals::Dfa(matchers::ascii_literals(keys, false).unwrap());
+            let alone: Vec<usize> =
+                (0..lines.len()).filter(|&i| dfa.is_match(lines[i].as_bytes())).collect();
+            assert!(alone.len() > 100, "{} lines hold a key", alone.len());
+            for finder in [&simd, &dfa] {
+                let mut scanned = Vec::new();
+                scan_lines(finder, &lines, |i| scanned.push(i));
+                assert_eq!(scanned, alone);
+            }
+        }
     }
 
     /// The lines `mark_alarms` marks in `lines`, alone (no classifier).
