@@ -110,11 +110,10 @@ mod spec;
 #[allow(dead_code)]
 mod patterns;
 
-use spec::{Flags, Search, Spec};
+use spec::{Flags, Spec};
 
 /// One matcher to prebuild: owned patterns, borrowed into a [`Spec`] when built.
 struct Wanted {
-    search: Search,
     unicode: bool,
     flags: Flags,
     patterns: Vec<String>,
@@ -127,12 +126,12 @@ impl Wanted {
     /// A rule's: Unicode syntax when a pattern is not ASCII (`rules::compiled`).
     fn any(patterns: Vec<String>, flags: Flags) -> Wanted {
         let unicode = !patterns.iter().all(|p| p.is_ascii());
-        Wanted { search: Search::Any, unicode, flags, patterns, dense: false }
+        Wanted { unicode, flags, patterns, dense: false }
     }
 
     /// The classifier's: ASCII classes on bytes, whatever the text (`matchers::ascii`).
     fn bytes(regex: String, flags: Flags) -> Wanted {
-        Wanted { search: Search::Any, unicode: false, flags, patterns: vec![regex], dense: true }
+        Wanted { unicode: false, flags, patterns: vec![regex], dense: true }
     }
 }
 
@@ -152,8 +151,7 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     let mut sizes = String::new();
     for w in &wanted {
         let patterns: Vec<&str> = w.patterns.iter().map(String::as_str).collect();
-        let spec =
-            Spec { search: w.search, unicode: w.unicode, flags: w.flags, patterns: &patterns };
+        let spec = Spec { unicode: w.unicode, flags: w.flags, patterns: &patterns };
         let key = spec.key();
         if index.iter().any(|(k, _)| *k == key) {
             continue;
@@ -191,12 +189,11 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             let len = u32::try_from(bytes.len() - pad).expect("a DFA stays under 4 GiB");
             blob.extend_from_slice(&bytes[pad..]);
             let head: String = patterns[ids[0]..].join(" | ").chars().take(60).collect();
-            parts.push(Part { ids, anchored, sparse, offset, len });
+            parts.push(Part { anchored, sparse, offset, len });
             writeln!(
                 sizes,
-                "{len}\t{}\t{:?}\t{}\t{head}",
+                "{len}\t{}\t{}\t{head}",
                 if sparse { "sparse" } else { "dense" },
-                w.search,
                 patterns.len()
             )
             .expect("writing to a String");
@@ -217,8 +214,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
         for p in parts {
             write!(
                 rs,
-                "Part {{ ids: &{:?}, anchored: {}, sparse: {}, offset: {}, len: {} }}, ",
-                p.ids, p.anchored, p.sparse, p.offset, p.len
+                "Part {{ anchored: {}, sparse: {}, offset: {}, len: {} }}, ",
+                p.anchored, p.sparse, p.offset, p.len
             )
             .expect("writing to a String");
         }
@@ -229,9 +226,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     (index.len(), blob.len())
 }
 
-/// One serialized DFA of a matcher: its pattern `i` is the matcher's pattern `ids[i]`.
+/// One serialized DFA of a matcher, answering for some of its patterns.
 struct Part {
-    ids: Vec<usize>,
     anchored: bool,
     sparse: bool,
     offset: u32,

@@ -17,9 +17,9 @@ pub mod spec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex_automata::dfa::{Automaton, dense, sparse};
-use regex_automata::{Anchored, HalfMatch, Input, MatchError, PatternSet};
+use regex_automata::{Anchored, HalfMatch, Input, MatchError};
 
-pub use spec::{Flags, Search, Spec};
+pub use spec::{Flags, Spec};
 
 /// 4-byte alignment for the embedded blob: a dense DFA deserializes from `&[u32]`.
 #[repr(C)]
@@ -28,11 +28,10 @@ struct Aligned<B: ?Sized> {
     bytes: B,
 }
 
-/// One serialized DFA of an embedded matcher: its pattern `i` is the matcher's pattern
-/// `ids[i]`. A matcher whose patterns multiply each other's states is embedded as several
-/// DFAs (see `build.rs`, `build_parts`).
+/// One serialized DFA of an embedded matcher, answering for some of its patterns. A matcher
+/// whose patterns multiply each other's states is embedded as several DFAs (see
+/// `build.rs`, `build_parts`).
 struct Part {
-    ids: &'static [usize],
     /// Built for searches anchored at the start (every pattern begins with `^`).
     anchored: bool,
     /// Sparse form (`spec::DENSE_LIMIT`), else dense.
@@ -64,18 +63,15 @@ pub fn embedded() -> (usize, usize) {
     (INDEX.len(), BLOB.bytes.len())
 }
 
-/// A compiled matcher: one DFA, or several each answering for a run of its patterns.
+/// A compiled matcher: one DFA, or several each answering for some of its patterns.
 #[derive(Clone, Debug)]
 pub struct Dfa {
     parts: Vec<Piece>,
-    patterns: usize,
 }
 
 /// One DFA of a [`Dfa`].
 #[derive(Clone, Debug)]
 struct Piece {
-    /// The matcher's index of each of the DFA's patterns (`None`: the same).
-    ids: Option<&'static [usize]>,
     /// Searched anchored at the start of the haystack.
     anchored: bool,
     engine: Engine,
@@ -101,13 +97,9 @@ pub fn prebuilt(spec: &Spec<'_>) -> Option<Dfa> {
     let at = INDEX.binary_search_by_key(&key, |&(k, _)| k).ok()?;
     let mut parts = Vec::with_capacity(INDEX[at].1.len());
     for part in INDEX[at].1 {
-        parts.push(Piece {
-            ids: Some(part.ids),
-            anchored: part.anchored,
-            engine: embedded_part(part)?,
-        });
+        parts.push(Piece { anchored: part.anchored, engine: embedded_part(part)? });
     }
-    Some(Dfa { parts, patterns: spec.patterns.len() })
+    Some(Dfa { parts })
 }
 
 /// The DFA of one embedded part, taken from the blob without the validity check
@@ -139,15 +131,15 @@ pub fn dfa(spec: &Spec<'_>) -> Result<Dfa, String> {
     }
     count_runtime_compile();
     let dfa = spec.build()?;
-    let piece = Piece { ids: None, anchored: false, engine: Engine::Owned(Box::new(dfa)) };
-    Ok(Dfa { parts: vec![piece], patterns: spec.patterns.len() })
+    let piece = Piece { anchored: false, engine: Engine::Owned(Box::new(dfa)) };
+    Ok(Dfa { parts: vec![piece] })
 }
 
 /// [`dfa`] for one builtin regex read with ASCII classes on bytes (the classifier's
-/// dialect), answering [`Search::Any`].
+/// dialect).
 pub fn ascii(regex: &str, case_insensitive: bool) -> Result<Dfa, String> {
     let flags = Flags { case_insensitive, ..Flags::default() };
-    dfa(&Spec { search: Search::Any, unicode: false, flags, patterns: &[regex] })
+    dfa(&Spec { unicode: false, flags, patterns: &[regex] })
 }
 
 /// [`ascii`] for a finder of any of `literals` (none empty, none holding a line break).
@@ -216,22 +208,6 @@ impl Engine {
             Engine::Owned(dfa) => dfa.try_search_fwd(input),
         }
     }
-
-    fn which(&self, input: &Input<'_>, set: &mut PatternSet) -> Result<(), MatchError> {
-        match self {
-            Engine::Dense(dfa) => dfa.try_which_overlapping_matches(input, set),
-            Engine::Sparse(dfa) => dfa.try_which_overlapping_matches(input, set),
-            Engine::Owned(dfa) => dfa.try_which_overlapping_matches(input, set),
-        }
-    }
-
-    fn pattern_len(&self) -> usize {
-        match self {
-            Engine::Dense(dfa) => dfa.pattern_len(),
-            Engine::Sparse(dfa) => dfa.pattern_len(),
-            Engine::Owned(dfa) => dfa.pattern_len(),
-        }
-    }
 }
 
 impl Dfa {
@@ -260,38 +236,6 @@ impl Dfa {
         }
         Some(earliest)
     }
-
-    /// Scratch space for [`Dfa::which`]: one pattern set per part.
-    pub fn scratch(&self) -> Vec<PatternSet> {
-        self.parts.iter().map(|piece| PatternSet::new(piece.engine.pattern_len())).collect()
-    }
-
-    /// Calls `each` with the index of every pattern that matches `haystack` (a
-    /// [`Search::Which`] matcher), in no particular order; `scratch` comes from
-    /// [`Dfa::scratch`]. `false` if a search failed.
-    pub fn which(
-        &self,
-        haystack: &[u8],
-        scratch: &mut [PatternSet],
-        mut each: impl FnMut(usize),
-    ) -> bool {
-        let input = Input::new(haystack);
-        for (piece, set) in self.parts.iter().zip(scratch.iter_mut()) {
-            set.clear();
-            if piece.engine.which(&piece.input(&input), set).is_err() {
-                return false;
-            }
-            for pid in set.iter() {
-                each(piece.ids.map_or(pid.as_usize(), |ids| ids[pid.as_usize()]));
-            }
-        }
-        true
-    }
-
-    /// How many patterns the matcher was built from.
-    pub fn pattern_len(&self) -> usize {
-        self.patterns
-    }
 }
 
 #[cfg(test)]
@@ -319,7 +263,6 @@ mod tests {
     #[test]
     fn a_spec_the_build_did_not_embed_is_compiled_and_counted() {
         let spec = Spec {
-            search: Search::Any,
             unicode: false,
             flags: Flags::default(),
             patterns: &["^not a builtin pattern [0-9]+$"],
@@ -335,7 +278,6 @@ mod tests {
     #[test]
     fn an_embedded_matcher_is_found_by_its_spec_and_matches_as_compiled() {
         let spec = Spec {
-            search: Search::Any,
             unicode: false,
             flags: Flags { case_insensitive: true, ..Flags::default() },
             patterns: &[&spec::literal_alternation(crate::reduce::patterns::ALARM_WORDS)],
@@ -343,11 +285,9 @@ mod tests {
         let embedded = prebuilt(&spec).expect("the log shape's alarm words are embedded");
         let fresh = Dfa {
             parts: vec![Piece {
-                ids: None,
                 anchored: false,
                 engine: Engine::Owned(Box::new(spec.build().unwrap())),
             }],
-            patterns: 1,
         };
         for line in ["all good", "an ERROR here", "Traceback (most", "warnings: 0", "ok"] {
             assert_eq!(
@@ -360,49 +300,27 @@ mod tests {
     }
 
     #[test]
-    fn a_matcher_in_parts_reports_every_pattern_by_its_own_index() {
-        // Two patterns, each its own part: indices are offset by the part's first.
-        let left = Spec {
-            search: Search::Which,
-            unicode: false,
-            flags: Flags::default(),
-            patterns: &["a+"],
+    fn a_matcher_in_parts_finds_the_earliest_end_of_any_part() {
+        let part = |pattern: &'static str| Piece {
+            anchored: false,
+            engine: Engine::Owned(Box::new(
+                Spec { unicode: false, flags: Flags::default(), patterns: &[pattern] }
+                    .build()
+                    .unwrap(),
+            )),
         };
-        let right = Spec {
-            search: Search::Which,
-            unicode: false,
-            flags: Flags::default(),
-            patterns: &["b+"],
-        };
-        let dfa = Dfa {
-            parts: vec![
-                Piece {
-                    ids: None,
-                    anchored: false,
-                    engine: Engine::Owned(Box::new(left.build().unwrap())),
-                },
-                Piece {
-                    ids: Some(&[1][..]),
-                    anchored: false,
-                    engine: Engine::Owned(Box::new(right.build().unwrap())),
-                },
-            ],
-            patterns: 2,
-        };
-        let mut scratch = dfa.scratch();
-        let mut seen = Vec::new();
-        assert!(dfa.which(b"xxbxx", &mut scratch, |i| seen.push(i)));
-        assert_eq!(seen, [1]);
-        seen.clear();
-        assert!(dfa.which(b"ab", &mut scratch, |i| seen.push(i)));
-        assert_eq!(seen, [0, 1]);
+        let dfa = Dfa { parts: vec![part("a+"), part("b+")] };
+        assert!(dfa.is_match(b"xxbxx"));
+        assert!(dfa.is_match(b"xxaxx"));
+        assert!(!dfa.is_match(b"xxcxx"));
         assert_eq!(dfa.find_end(&Input::new(b"xxbba")), Some(Some(3)));
+        assert_eq!(dfa.find_end(&Input::new(b"xxabb")), Some(Some(3)));
+        assert_eq!(dfa.find_end(&Input::new(b"xxcc")), Some(None));
     }
 
     #[test]
     fn only_a_spec_whose_every_alternative_begins_at_the_start_is_anchored() {
         let spec = |patterns: &'static [&'static str]| Spec {
-            search: Search::Any,
             unicode: false,
             flags: Flags::default(),
             patterns,
@@ -414,8 +332,8 @@ mod tests {
         assert!(!multi.is_anchored(), "(?m)^ matches after any line break");
         // Built anchored, it finds what the unanchored build finds at the start, and only there.
         let anchored = spec(&["^ab"]).build_anchored().unwrap();
-        let piece = Piece { ids: None, anchored: true, engine: Engine::Owned(Box::new(anchored)) };
-        let dfa = Dfa { parts: vec![piece], patterns: 1 };
+        let piece = Piece { anchored: true, engine: Engine::Owned(Box::new(anchored)) };
+        let dfa = Dfa { parts: vec![piece] };
         assert!(dfa.is_match(b"abc"));
         assert!(!dfa.is_match(b"cab"));
     }

@@ -15,7 +15,7 @@ use regex_automata::util::syntax;
 
 /// Bumped whenever [`Spec::build`] compiles differently, so that no key of an older
 /// build can name a matcher of a newer one.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 
 /// The largest dense DFA a spec may compile to (and its determinization may use). A spec
 /// past it is not prebuilt; its caller compiles a lazy DFA at run time instead.
@@ -33,15 +33,6 @@ pub const SPLIT_LIMIT: usize = 64 << 10;
 /// `^\s{0,12}(Compiling|…)` where a dense one takes a few. Every matcher dense, at this
 /// limit, costs about 20 MB of binary (measured: `OUT_DIR/prebuilt-sizes.txt`).
 pub const DENSE_LIMIT: usize = 64 << 10;
-
-/// What is asked of a matcher.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Search {
-    /// Does any pattern match? (leftmost-first, stopping at the earliest match)
-    Any,
-    /// Which patterns match? (every pattern, overlapping)
-    Which,
-}
 
 /// JavaScript-style regex flags (`i`, `m`, `s`); the others mean nothing here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,13 +78,11 @@ impl Flags {
 /// One matcher: its patterns, how they are read, and what is asked of them.
 #[derive(Clone, Copy, Debug)]
 pub struct Spec<'a> {
-    /// What is asked.
-    pub search: Search,
     /// Unicode syntax (see [`Flags::syntax`]); ASCII patterns are read without it.
     pub unicode: bool,
     /// The flags, for all patterns alike.
     pub flags: Flags,
-    /// The patterns, in order: a [`Search::Which`] reports them by index.
+    /// The patterns, in order; a matcher answers whether any of them matches.
     pub patterns: &'a [&'a str],
 }
 
@@ -102,7 +91,7 @@ impl Spec<'_> {
     /// compiled matcher matches.
     pub fn key(&self) -> u64 {
         let mut hash = Fnv::new();
-        hash.bytes(&[FORMAT, self.search as u8, u8::from(self.unicode), self.flags.bits()]);
+        hash.bytes(&[FORMAT, u8::from(self.unicode), self.flags.bits()]);
         hash.bytes(&(self.patterns.len() as u64).to_le_bytes());
         for pattern in self.patterns {
             hash.bytes(&(pattern.len() as u64).to_le_bytes());
@@ -144,14 +133,10 @@ impl Spec<'_> {
     }
 
     fn build_with(&self, start: StartKind) -> Result<dense::DFA<Vec<u32>>, String> {
-        let kind = match self.search {
-            Search::Any => MatchKind::LeftmostFirst,
-            Search::Which => MatchKind::All,
-        };
         dense::Builder::new()
             .configure(
                 dense::Config::new()
-                    .match_kind(kind)
+                    .match_kind(MatchKind::LeftmostFirst)
                     .start_kind(start)
                     .dfa_size_limit(Some(DFA_LIMIT))
                     .determinize_size_limit(Some(DFA_LIMIT)),

@@ -50,7 +50,7 @@ use regex_automata::{Input, MatchKind, meta};
 use super::Layer;
 use super::schema::Rule;
 use crate::matchers::spec::ascii_word_boundaries;
-use crate::matchers::{self, Dfa, Flags, Search, Spec};
+use crate::matchers::{self, Dfa, Flags, Spec};
 
 /// The largest NFA one pattern may compile to, builtin or not. The largest builtin pattern
 /// needs 36 KB (`tests/phpunit`'s, with Unicode `\w`); a compile bomb like `[a-z]{1,65535}N`
@@ -596,11 +596,11 @@ fn build_ascii_with(
         .map_err(|e| e.to_string())
 }
 
-/// The matcher the build embedded for builtin `patterns` asked [`Search::Any`] (Unicode
-/// syntax when one of them is not ASCII), if it did.
+/// The matcher the build embedded for builtin `patterns` (Unicode syntax when one of them
+/// is not ASCII), if it did.
 fn prebuilt(patterns: &[&str], flags: Flags) -> Option<Dfa> {
     let unicode = !patterns.iter().all(|p| p.is_ascii());
-    matchers::prebuilt(&Spec { search: Search::Any, unicode, flags, patterns })
+    matchers::prebuilt(&Spec { unicode, flags, patterns })
 }
 
 /// A builtin pattern: the matcher embedded when tj was built, else (counted as a run-time
