@@ -32,9 +32,14 @@ use super::{CaptureFn, WinSize};
 /// The PTY master as portable-pty hands it out.
 pub(super) type Master = Box<dyn MasterPty + Send>;
 
-/// The read size of the pump. One buffer of this size is reused for the whole run, so memory
-/// stays flat however much the child writes.
+/// The largest read of the pump. One buffer is reused for the whole run, so memory stays
+/// flat however much the child writes.
 const CHUNK: usize = 64 * 1024;
+
+/// The pump's first read size. A PTY hands out at most 4095 bytes a read, so the buffer
+/// only grows (doubling, up to [`CHUNK`]) when reads fill it, as a pipe's do (`--no-pty`):
+/// zeroing 64 KiB up front cost 16 page faults a run, a tenth of `tj run`'s own.
+const FIRST_CHUNK: usize = 4 * 1024;
 
 /// Held for writing while portable-pty opens a PTY, and for reading while a relay spawns.
 ///
@@ -727,7 +732,7 @@ impl Pump {
     /// has exited, until `drain_idle` passes without data or `drain_total` passes in all.
     /// While the child runs, the only timeout is the idle watch's next check.
     pub(super) fn run(mut self) -> PumpReport {
-        let mut buf = vec![0u8; CHUNK];
+        let mut buf = vec![0u8; FIRST_CHUNK];
         let mut report = PumpReport::default();
         let mut deadline: Option<Instant> = None;
         loop {
@@ -783,7 +788,12 @@ impl Pump {
             match unistd::read(&self.source, &mut buf) {
                 // EIO: every descriptor of the slave side is closed.
                 Ok(0) | Err(Errno::EIO) => break,
-                Ok(n) => self.deliver(buf.get(..n).unwrap_or_default(), &mut report),
+                Ok(n) => {
+                    self.deliver(buf.get(..n).unwrap_or_default(), &mut report);
+                    if n == buf.len() && buf.len() < CHUNK {
+                        buf.resize(buf.len() * 2, 0);
+                    }
+                }
                 Err(Errno::EINTR | Errno::EAGAIN) => {}
                 Err(err) => {
                     report.warnings.push(format!("could not read the output: {err}"));
