@@ -114,13 +114,16 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         cols: req.cols,
         ..Metadata::default()
     };
+    // An empty output is not stored (see `record_unstored`).
     let persisted = match &store {
-        Ok(store) => store.persist(raw, &mut meta),
-        Err(err) => Err(anyhow::anyhow!("{err:#}")),
+        _ if raw.is_empty() => None,
+        Ok(store) => Some(store.persist(raw, &mut meta)),
+        Err(err) => Some(Err(anyhow::anyhow!("{err:#}"))),
     };
     let artifact: Option<ArtifactRef> = match persisted {
-        Ok(artifact) => Some(artifact),
-        Err(err) => {
+        None => None,
+        Some(Ok(artifact)) => Some(artifact),
+        Some(Err(err)) => {
             diag::warn_once(&format!("{err:#}; the rendition is the whole original"));
             None
         }
@@ -150,10 +153,53 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         })
         .flatten();
     let mut outcome = streamed.unwrap_or_else(|| super::reduce_reporting(&input, &set, &opts));
-    if let (Ok(store), Some(artifact)) = (&store, &artifact) {
-        record(store, artifact, &mut meta, &mut outcome);
+    match (&store, &artifact) {
+        (Ok(store), Some(artifact)) => record(store, artifact, &mut meta, &mut outcome),
+        (Ok(store), None) if raw.is_empty() => record_unstored(store, &meta, &outcome),
+        _ => {}
     }
     outcome
+}
+
+/// Records a run whose output was empty: a ledger line, nothing else. There is nothing to get
+/// back, so nothing is stored and no rendition names an artifact; storing it cost a fifth of
+/// such a run (metadata rewritten, the rendition read back, a time refreshed), and a repeat
+/// would have become a stub longer than `(no output)`. Output-less commands (`mkdir`, `git
+/// add`, `cp`) are a good share of what an agent runs.
+pub(crate) fn record_unstored(store: &Store, meta: &Metadata, outcome: &reduce::Reduction) {
+    let (id, _) = crate::store::id_of(&[]);
+    let entry =
+        LedgerEntry { time: crate::store::now_secs(), ..ledger_entry(&id, meta, outcome, false) };
+    if let Err(err) = store.append_ledger_alone(&entry) {
+        diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
+    }
+}
+
+/// The ledger line of a run.
+fn ledger_entry(
+    id: &str,
+    meta: &Metadata,
+    outcome: &reduce::Reduction,
+    deduped: bool,
+) -> LedgerEntry {
+    LedgerEntry {
+        time: meta.created_at,
+        id: id.to_owned(),
+        command: outcome.command.clone(),
+        rule: outcome.rule.clone(),
+        exit_code: meta.exit_code,
+        chars: (outcome.raw_chars, outcome.text.chars().count()),
+        tokens: (outcome.raw_tokens, crate::reduce::tokens::estimate(&outcome.text)),
+        reduced: outcome.is_reduced(),
+        lossless: outcome.lossless,
+        deduped,
+    }
+}
+
+fn append_ledger(store: &Store, entry: &LedgerEntry) {
+    if let Err(err) = store.append_ledger(entry) {
+        diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
+    }
 }
 
 /// Records what became of a stored original: its metadata, the rendition the agent got
@@ -184,21 +230,7 @@ pub(crate) fn record(
             id = artifact.id
         );
     }
-    let entry = LedgerEntry {
-        time: meta.created_at,
-        id: artifact.id.clone(),
-        command: outcome.command.clone(),
-        rule: outcome.rule.clone(),
-        exit_code: meta.exit_code,
-        chars: (outcome.raw_chars, outcome.text.chars().count()),
-        tokens: (outcome.raw_tokens, crate::reduce::tokens::estimate(&outcome.text)),
-        reduced: outcome.is_reduced(),
-        lossless: outcome.lossless,
-        deduped: repeat.is_some(),
-    };
-    if let Err(err) = store.append_ledger(&entry) {
-        diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
-    }
+    append_ledger(store, &ledger_entry(&artifact.id, meta, outcome, repeat.is_some()));
     if store.sweep_due()
         && let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id))
     {

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 
-use super::reduce::record;
+use super::reduce::{record, record_unstored};
 use crate::capture::{Capture, Captured, Limits, Piece, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
@@ -105,13 +105,19 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     };
     let mut meta = metadata(args, env, mode, &run);
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
-    let artifact = persist(store.as_ref(), &mut run.captured, &mut meta);
+    // An empty output is not stored (see `record_unstored`).
+    let empty = run.captured.total_bytes == 0 && run.captured.streamed.is_none();
+    let artifact = if empty { None } else { persist(store.as_ref(), &mut run.captured, &mut meta) };
     let mut rendition = reduce_output(args, env, &run, artifact.as_ref(), &argv, setup);
     annotate(&mut rendition, args, &run);
-    if let (Some(store), Some(artifact), Rendition::Reduced(reduction)) =
-        (&store, &artifact, &mut rendition)
-    {
-        record(store, artifact, &mut meta, reduction);
+    match (&store, &artifact, &mut rendition) {
+        (Some(store), Some(artifact), Rendition::Reduced(reduction)) => {
+            record(store, artifact, &mut meta, reduction);
+        }
+        (Some(store), None, Rendition::Reduced(reduction)) if empty => {
+            record_unstored(store, &meta, reduction);
+        }
+        _ => {}
     }
     emit_rendition(args, mode, &rendition, &run, meta.duration_ms);
     Ok(run.status)

@@ -424,6 +424,16 @@ impl Store {
             .with_context(|| format!("could not append to the ledger `{}`", path.display()))
     }
 
+    /// [`Store::append_ledger`] for a run that stored nothing: the data directory is
+    /// checked (or created) first, as storing would have done.
+    pub fn append_ledger_alone(&self, entry: &LedgerEntry) -> Result<()> {
+        fsx::ensure_private_dir(&self.root).map_err(|err| match err {
+            fsx::DirError::Create { .. } => anyhow::Error::new(err),
+            refused => anyhow::Error::new(refused).context("not writing the ledger"),
+        })?;
+        self.append_ledger(entry)
+    }
+
     /// Stores the rendition an artifact was given, for `tj expand --reduced`. The same
     /// rendition stored before (the same output reduced alike) is left as it is.
     pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
