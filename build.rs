@@ -35,10 +35,11 @@ fn main() {
         texts.push((id.to_owned(), text.clone()));
         writeln!(
             out,
-            "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}), argv0: &{argv0:?} }},",
+            "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}), argv0: &{argv0:?}, words: &{words:?} }},",
             path = format!("rules/{rel}"),
             abs = file.display().to_string(),
             argv0 = argv0_of(&text),
+            words = subcommand_words(&text),
         )
         .expect("writing to a String cannot fail");
     }
@@ -83,6 +84,27 @@ fn argv0_of(json: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// The first word of each of the rule's `match.subcommands`, when every one has a word: one
+/// of them must then be a word of the command line for the rule to be selected
+/// (`rules::select::has_subcommand`). Empty when the rule has no subcommands, one of them is
+/// empty (it matches a command with no word), or the file does not read.
+fn subcommand_words(json: &str) -> Vec<String> {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) else { return Vec::new() };
+    let Some(subs) = doc.pointer("/match/subcommands").and_then(serde_json::Value::as_array) else {
+        return Vec::new();
+    };
+    let mut words = Vec::new();
+    for sub in subs {
+        match sub.as_str().and_then(|s| s.split(' ').next()).filter(|w| !w.is_empty()) {
+            Some(word) => words.push(word.to_owned()),
+            None => return Vec::new(),
+        }
+    }
+    words.sort();
+    words.dedup();
+    words
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) {

@@ -62,11 +62,10 @@ fn lazy_loading_selects_what_the_whole_set_selects() {
             ..Query::default()
         };
         let identity = select::identify(&query);
-        let program =
-            if identity.compound { "" } else { identity.argv.first().map_or("", String::as_str) };
+        let argv: &[String] = if identity.compound { &[] } else { &identity.argv };
         let rendered = tj::reduce::screen_width(case.text.as_bytes(), case.cols());
         let lines = tj::reduce::split_lines(&rendered);
-        let lazy = RuleSet::builtin_for(program);
+        let lazy = RuleSet::builtin_for(argv);
         let whole = select::select(&rules, &query, Some(&lines)).rule.rule.id.clone();
         let part = select::select(&lazy, &query, Some(&lines)).rule.rule.id.clone();
         assert_eq!(part, whole, "{}", case.id);

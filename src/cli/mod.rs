@@ -155,9 +155,8 @@ fn read_rules_for(env: &Env, argv: &[String], command: Option<&str>) -> crate::r
     let query = crate::rules::select::Query { argv, command, ..Default::default() };
     let identity = crate::rules::select::identify(&query);
     // A compound command only ever gets the fallback: no program's rules are needed.
-    let program =
-        if identity.compound { "" } else { identity.argv.first().map_or("", String::as_str) };
-    crate::rules::load::load_for(env, program)
+    let argv: &[String] = if identity.compound { &[] } else { &identity.argv };
+    crate::rules::load::load_for(env, argv)
 }
 
 /// Warns once about each problem met loading `set`.

@@ -447,7 +447,7 @@ fn check_command(line: &str, command: &Command<'_>, ctx: &Context<'_>) -> Result
             return Err(no(format!("excluded by rewrite.exclude (`{pattern}`)")));
         }
     }
-    admitted_by_rules(ctx.env, &command.argv, identity.argv.first().map_or("", String::as_str))
+    admitted_by_rules(ctx.env, &command.argv, &identity.argv)
 }
 
 /// Words that make a command shell syntax in bash or zsh, not a program run.
@@ -496,10 +496,11 @@ fn is_reserved(word: &str) -> bool {
 /// that calls them tests. tj still reduces with project rules when it runs; they just do
 /// not decide what gets rewritten. The project layer is left out by giving the loader no
 /// working directory (it finds `.tokenjuice/rules` by walking up from it), which also
-/// spares the walk; only the builtin rules that could match `program` are parsed.
-fn admitted_by_rules(env: &Env, argv: &[String], program: &str) -> Result<(), Ineligible> {
+/// spares the walk; only the builtin rules that could match `identity` are parsed.
+fn admitted_by_rules(env: &Env, argv: &[String], identity: &[String]) -> Result<(), Ineligible> {
+    let program = identity.first().map_or("", String::as_str);
     let trusted = Env { cwd: None, ..env.clone() };
-    let set = crate::rules::load::load_for(&trusted, program);
+    let set = crate::rules::load::load_for(&trusted, identity);
     let query = crate::rules::select::Query { argv, ..Default::default() };
     let selection = crate::rules::select::select(&set, &query, None);
     if selection.is_fallback() {

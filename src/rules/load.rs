@@ -101,10 +101,11 @@ pub fn load(env: &Env) -> RuleSet {
     load_from(&Dirs::find(env))
 }
 
-/// [`load`], parsing only the builtin rules that could be selected for `program` (see
-/// [`RuleSet::builtin_for`]); the user and project layers are read whole.
-pub fn load_for(env: &Env, program: &str) -> RuleSet {
-    load_layers(&Dirs::find(env), Some(program))
+/// [`load`], parsing only the builtin rules that could be selected for `argv`, the
+/// command's identity (see [`RuleSet::builtin_for`]); the user and project layers are read
+/// whole.
+pub fn load_for(env: &Env, argv: &[String]) -> RuleSet {
+    load_layers(&Dirs::find(env), Some(argv))
 }
 
 /// Loads builtin rules and the layers in `dirs`.
@@ -112,7 +113,7 @@ pub fn load_from(dirs: &Dirs) -> RuleSet {
     load_layers(dirs, None)
 }
 
-fn load_layers(dirs: &Dirs, program: Option<&str>) -> RuleSet {
+fn load_layers(dirs: &Dirs, argv: Option<&[String]>) -> RuleSet {
     let mut problems = Vec::new();
     let mut texts: Vec<(Layer, PathBuf, String)> = Vec::new();
     for (layer, dir) in [(Layer::User, &dirs.user), (Layer::Project, &dirs.project)] {
@@ -144,7 +145,7 @@ fn load_layers(dirs: &Dirs, program: Option<&str>) -> RuleSet {
     }
     let builtins = builtin_files()
         .iter()
-        .filter(|b| program.is_none_or(|p| b.could_match(p)))
+        .filter(|b| argv.is_none_or(|argv| b.could_match(argv)))
         .map(|b| (Layer::Builtin, PathBuf::from(b.path), b.json));
     let layered = texts.iter().map(|(l, p, t)| (*l, p.clone(), t.as_str()));
     let mut set = RuleSet::from_sources(builtins.chain(layered), false);

@@ -61,12 +61,20 @@ pub struct Builtin {
     /// not be read plainly). A rule with names here can only be selected for one of them,
     /// so [`RuleSet::builtin_for`] skips parsing it for any other program.
     pub argv0: &'static [&'static str],
+    /// The first word of each of the rule's `match.subcommands`, read at build time; empty
+    /// when it has none (or one matches a command with no word). A rule with words here can
+    /// only be selected for a command line holding one of them.
+    pub words: &'static [&'static str],
 }
 
 impl Builtin {
-    /// Whether the rule could be selected for `program` (the command's identity argv0).
-    pub fn could_match(&self, program: &str) -> bool {
-        self.argv0.is_empty() || self.argv0.contains(&program)
+    /// Whether the rule could be selected for `argv`, the command's identity (empty for a
+    /// compound command, which only the fallback takes).
+    pub fn could_match(&self, argv: &[String]) -> bool {
+        let program = argv.first().map_or("", String::as_str);
+        (self.argv0.is_empty() || self.argv0.contains(&program))
+            && (self.words.is_empty()
+                || argv.iter().skip(1).any(|word| self.words.contains(&word.as_str())))
     }
 }
 
@@ -366,15 +374,15 @@ impl RuleSet {
         )
     }
 
-    /// The builtin rules that could be selected for `program` (the identity's argv0): the
-    /// rules naming it in `argv0` and the rules with no `argv0`. Selection over this set
-    /// picks what it would pick over [`RuleSet::builtin`], parsing a handful of rules
-    /// instead of all of them.
-    pub fn builtin_for(program: &str) -> RuleSet {
+    /// The builtin rules that could be selected for `argv` (the command's identity; empty
+    /// for a compound command): those whose `argv0` and `subcommands` admit it (see
+    /// [`Builtin::could_match`]). Selection over this set picks what it would pick over
+    /// [`RuleSet::builtin`], parsing a handful of rules instead of all of them.
+    pub fn builtin_for(argv: &[String]) -> RuleSet {
         RuleSet::from_sources(
             builtin_files()
                 .iter()
-                .filter(|b| b.could_match(program))
+                .filter(|b| b.could_match(argv))
                 .map(|b| (Layer::Builtin, PathBuf::from(b.path), b.json)),
             false,
         )
@@ -514,12 +522,30 @@ mod tests {
 
     #[test]
     fn builtin_for_keeps_the_program_s_rules_and_those_without_argv0() {
-        let set = RuleSet::builtin_for("cargo");
+        let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        let set = RuleSet::builtin_for(&argv(&["cargo", "test", "--lib"]));
         assert!(set.get("tests/cargo-test").is_some());
         assert!(set.get("generic/fallback").is_some());
         assert!(set.get("generic/help").is_some());
         assert!(set.get("tests/pytest").is_none());
+        // Another subcommand's rule is not parsed.
+        assert!(set.get("build/cargo-build").is_none());
         assert!(set.rules().len() < RuleSet::builtin().rules().len() / 4);
+        // A subcommand after an option's value still counts.
+        let set = RuleSet::builtin_for(&argv(&["cargo", "--color", "never", "build"]));
+        assert!(set.get("build/cargo-build").is_some());
+        // A compound command: the rules without argv0 only.
+        let set = RuleSet::builtin_for(&[]);
+        assert!(set.get("generic/fallback").is_some());
+        assert!(set.get("tests/cargo-test").is_none());
+    }
+
+    #[test]
+    fn subcommand_words_are_the_first_words_of_each_subcommand() {
+        let file = |id: &str| builtin_files().iter().find(|b| b.id == id).unwrap();
+        assert_eq!(file("tests/cargo-test").words, ["t", "test"]);
+        assert_eq!(file("tests/cargo-nextest").words, ["nextest"]);
+        assert!(file("generic/fallback").words.is_empty());
     }
 
     #[test]
