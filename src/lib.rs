@@ -34,6 +34,7 @@ pub mod hook;
 pub mod host;
 pub mod install;
 pub mod matchers;
+pub mod redact;
 pub mod reduce;
 pub mod rewrite;
 pub mod rules;
