@@ -42,6 +42,8 @@ pub struct Config {
     pub shell_hook: ShellHook,
     /// `rewrite.exclude`: commands the adapters never rewrite (issue 11).
     pub rewrite_exclude: Vec<String>,
+    /// `redact`: secrets in renditions are replaced by markers (default true; issue 14).
+    pub redact: bool,
     /// The config file's path, whether or not it exists.
     pub path: Option<PathBuf>,
     /// Problems met (unreadable or malformed file, bad values), for one warning each.
@@ -60,6 +62,8 @@ struct File {
     data_budget: Option<usize>,
     // Any JSON: a bad `rewrite` value is one problem, not a file that fails to parse.
     rewrite: Option<serde_json::Value>,
+    // Any JSON: a bad `redact` value is one problem, not a file that fails to parse.
+    redact: Option<serde_json::Value>,
 }
 
 impl Config {
@@ -72,6 +76,7 @@ impl Config {
             shell_commands: None,
             shell_hook: ShellHook::default(),
             rewrite_exclude: Vec::new(),
+            redact: true,
             path: path.clone(),
             problems: Vec::new(),
         };
@@ -144,6 +149,13 @@ impl Config {
         }
         if let Some(rewrite) = &file.rewrite {
             self.set_rewrite(rewrite);
+        }
+        match &file.redact {
+            None => {}
+            Some(serde_json::Value::Bool(on)) => self.redact = *on,
+            Some(_) => {
+                self.problems.push("redact must be true or false; secrets are redacted".to_owned());
+            }
         }
     }
 

@@ -201,6 +201,15 @@ fn stream_reporting<'a>(
     Some(outcome)
 }
 
+/// Replaces the secrets in a rendition by markers naming their kind (issue 14), after every
+/// check of the reduction: the gate judged the text before, and an evidence line loses
+/// only its secret. The stored original keeps them.
+fn redact(outcome: &mut crate::reduce::Reduction) {
+    if let std::borrow::Cow::Owned(text) = crate::redact::redact(&outcome.text) {
+        outcome.text = text;
+    }
+}
+
 /// Reads all of a file, or stdin for `None` or `-`.
 fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
     use std::io::Read;

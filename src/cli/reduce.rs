@@ -42,6 +42,11 @@ pub(crate) struct Args {
     #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
     raw: bool,
 
+    /// Leave secrets in the rendition (by default each becomes `[tj: redacted KIND]`; the
+    /// stored original always keeps them)
+    #[arg(long)]
+    no_redact: bool,
+
     /// The command's argv, exactly as run
     #[arg(last = true, value_name = "ARGV")]
     argv: Vec<String>,
@@ -59,6 +64,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             raw: args.raw,
             classifier: None,
             cols: args.cols,
+            no_redact: args.no_redact,
         },
         env,
     );
@@ -80,6 +86,8 @@ pub(crate) struct Request<'a> {
     pub(crate) classifier: Option<&'a str>,
     /// The PTY width the output was captured at, if any.
     pub(crate) cols: Option<u16>,
+    /// `--no-redact`: secrets stay in the rendition.
+    pub(crate) no_redact: bool,
 }
 
 /// Loads configuration and rules, stores the original, reduces, records metadata. Every
@@ -153,6 +161,9 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         })
         .flatten();
     let mut outcome = streamed.unwrap_or_else(|| super::reduce_reporting(&input, &set, &opts));
+    if config.redact && !req.no_redact {
+        super::redact(&mut outcome);
+    }
     match (&store, &artifact) {
         (Ok(store), Some(artifact)) => record(store, artifact, &mut meta, &mut outcome),
         (Ok(store), None) if raw.is_empty() => record_unstored(store, &meta, &outcome),

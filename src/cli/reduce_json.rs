@@ -48,6 +48,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
                     raw: request.raw,
                     classifier: request.classifier.as_deref(),
                     cols: request.cols,
+                    no_redact: false,
                 },
                 env,
             );

@@ -82,6 +82,11 @@ pub(crate) struct Args {
     #[arg(long, alias = "full", env = crate::env::TJ_RAW, value_parser = clap::builder::FalseyValueParser::new())]
     raw: bool,
 
+    /// Leave secrets in the rendition (by default each becomes `[tj: redacted KIND]`; the
+    /// stored original always keeps them)
+    #[arg(long)]
+    no_redact: bool,
+
     /// The command and its arguments (`--` before it is optional: tj's own options end at
     /// the first argument that is not one of them)
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
@@ -432,6 +437,12 @@ fn reduce_output(
     };
     let opts =
         Options { limits: config.limits, raw: args.raw, artifact, hide_exit: hide_exit(args) };
+    let redact = |mut reduction: Reduction| {
+        if config.redact && !args.no_redact {
+            super::redact(&mut reduction);
+        }
+        Rendition::Reduced(Box::new(reduction))
+    };
     let input = Input {
         raw: &[],
         argv,
@@ -446,7 +457,7 @@ fn reduce_output(
     });
     if let Some(bytes) = whole {
         let input = Input { raw: &bytes, ..input };
-        return Rendition::Reduced(Box::new(super::reduce_reporting(&input, &set, &opts)));
+        return redact(super::reduce_reporting(&input, &set, &opts));
     }
     if args.raw || artifact.is_none() {
         return Rendition::Whole;
@@ -463,7 +474,7 @@ fn reduce_output(
         diag::warn_once(&format!("could not read the captured output back: {err}"));
     }
     // The reducer failed: the agent gets the whole original (fail open).
-    reduction.map_or(Rendition::Whole, |reduction| Rendition::Reduced(Box::new(reduction)))
+    reduction.map_or(Rendition::Whole, redact)
 }
 
 /// Adds what the rendition must say beyond the reduction: that the command was ended

@@ -252,3 +252,66 @@ fn a_repeated_output_in_one_session_becomes_a_stub_and_the_ledger_counts_both() 
     assert_eq!(entries[0]["rule"], "tests/cargo-test");
     assert!(entries[0]["tokens"][0].as_u64().unwrap() > entries[0]["tokens"][1].as_u64().unwrap());
 }
+
+/// Issue 14: secrets in a rendition become markers naming their kind; the line around each
+/// stays, the stored original keeps them (`tj expand`), and `--no-redact` or `"redact":
+/// false` leave them. The token is assembled here so that no whole one sits in the source.
+#[test]
+fn secrets_in_a_rendition_are_redacted_and_the_original_keeps_them() {
+    let env = TestEnv::new();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let failing = format!("error: push to https://github.com rejected with token {token}");
+    let raw = format!("step 1\n{failing}\npassword=hunter2-Secret9\ndone\n");
+    let out = env.run(&["reduce", "--exit-code", "1", "--", "git", "push"], raw.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(&token) && !text.contains("hunter2-Secret9"), "{text}");
+    assert!(
+        text.contains(
+            "error: push to https://github.com rejected with token [tj: redacted github-token]"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("password=[tj: redacted password]"), "{text}");
+
+    // The stored original is the user's own: byte for byte, and so `tj expand` gives it.
+    let stored: Vec<String> = std::fs::read_dir(env.data().join("spill"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".log").map(str::to_owned))
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let back = env.run(&["expand", &stored[0], "--raw"], b"");
+    assert_eq!(back.stdout, raw.as_bytes());
+
+    let kept = env
+        .run(&["reduce", "--no-redact", "--exit-code", "1", "--", "git", "push"], raw.as_bytes());
+    assert!(stdout(&kept).contains(&token), "{}", stdout(&kept));
+
+    env.write("config/config.json", r#"{"redact": false}"#);
+    let kept = env.run(&["reduce", "--exit-code", "1", "--", "git", "push"], raw.as_bytes());
+    assert!(stdout(&kept).contains("password=hunter2-Secret9"), "{}", stdout(&kept));
+    assert_eq!(stderr(&kept), "");
+
+    env.write("config/config.json", r#"{"redact": "no"}"#);
+    let bad = env.run(&["reduce", "--exit-code", "1", "--", "git", "push"], raw.as_bytes());
+    assert!(!stdout(&bad).contains(&token), "{}", stdout(&bad));
+    assert!(stderr(&bad).contains("redact must be true or false"), "{}", stderr(&bad));
+}
+
+/// `tj run` redacts what the agent gets, and never what the person watching sees.
+#[test]
+fn tj_run_redacts_the_agent_s_rendition() {
+    let env = TestEnv::new();
+    let out = env
+        .run(&["run", "--agent", "--", "sh", "-c", "echo DB_PASSWORD=s3cr3t-Value; exit 3"], b"");
+    assert_eq!(out.status.code(), Some(3));
+    let text = stdout(&out);
+    assert!(text.contains("DB_PASSWORD=[tj: redacted password]"), "{text}");
+    assert!(!text.contains("s3cr3t-Value"), "{text}");
+    let kept = env.run(
+        &["run", "--agent", "--no-redact", "--", "sh", "-c", "echo DB_PASSWORD=s3cr3t-Value"],
+        b"",
+    );
+    assert!(stdout(&kept).contains("DB_PASSWORD=s3cr3t-Value"), "{}", stdout(&kept));
+}
