@@ -181,9 +181,7 @@ pub(crate) fn record_unstored(store: &Store, meta: &Metadata, outcome: &reduce::
     let (id, _) = crate::store::id_of(&[]);
     let entry =
         LedgerEntry { time: crate::store::now_secs(), ..ledger_entry(&id, meta, outcome, false) };
-    if let Err(err) = store.append_ledger_alone(&entry) {
-        diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
-    }
+    warn_unledgered(store.append_ledger_alone(&entry));
 }
 
 /// The ledger line of a run.
@@ -207,8 +205,9 @@ fn ledger_entry(
     }
 }
 
-fn append_ledger(store: &Store, entry: &LedgerEntry) {
-    if let Err(err) = store.append_ledger(entry) {
+/// One warning when a run's ledger line could not be written.
+fn warn_unledgered(written: Result<()>) {
+    if let Err(err) = written {
         diag::warn_once(&format!("{err:#}; savings statistics will miss this run"));
     }
 }
@@ -241,7 +240,12 @@ pub(crate) fn record(
             id = artifact.id
         );
     }
-    append_ledger(store, &ledger_entry(&artifact.id, meta, outcome, repeat.is_some()));
+    warn_unledgered(store.append_ledger(&ledger_entry(
+        &artifact.id,
+        meta,
+        outcome,
+        repeat.is_some(),
+    )));
     if store.sweep_due()
         && let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id))
     {

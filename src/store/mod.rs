@@ -188,6 +188,15 @@ impl Store {
     }
 }
 
+/// A store directory that could not be had: a failed creation says so itself; a refused
+/// directory (a symlink, not the user's, open to others) also says what tj does instead.
+fn refusal(err: fsx::DirError, instead: &'static str) -> anyhow::Error {
+    match err {
+        fsx::DirError::Create { .. } => anyhow::Error::new(err),
+        refused => anyhow::Error::new(refused).context(instead),
+    }
+}
+
 /// Returns true if and only if `path` is a regular file of `len` bytes (the original of the
 /// same id, stored before) whose time could be refreshed: the sweep then counts its age from
 /// this run, so a rendition made now never names an artifact the next sweep deletes.
@@ -240,10 +249,7 @@ impl Store {
     pub fn prepare(&self) -> Result<()> {
         fsx::ensure_private_dir(&self.root)
             .and_then(|()| fsx::ensure_private_dir(&self.spill_dir()))
-            .map_err(|err| match err {
-                fsx::DirError::Create { .. } => anyhow::Error::new(err),
-                refused => anyhow::Error::new(refused).context("not storing the original"),
-            })
+            .map_err(|err| refusal(err, "not storing the original"))
     }
 
     /// Checks the store's directories without creating them, as [`Store::prepare`] does.
@@ -427,10 +433,8 @@ impl Store {
     /// [`Store::append_ledger`] for a run that stored nothing: the data directory is
     /// checked (or created) first, as storing would have done.
     pub fn append_ledger_alone(&self, entry: &LedgerEntry) -> Result<()> {
-        fsx::ensure_private_dir(&self.root).map_err(|err| match err {
-            fsx::DirError::Create { .. } => anyhow::Error::new(err),
-            refused => anyhow::Error::new(refused).context("not writing the ledger"),
-        })?;
+        fsx::ensure_private_dir(&self.root)
+            .map_err(|err| refusal(err, "not writing the ledger"))?;
         self.append_ledger(entry)
     }
 
