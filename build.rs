@@ -32,14 +32,13 @@ fn main() {
         let rel = rel.to_string_lossy().replace('\\', "/");
         let id = rel.trim_end_matches(".json");
         let text = fs::read_to_string(file).unwrap_or_default();
+        let (argv0, words) = selectors(&text);
         texts.push((id.to_owned(), text.clone()));
         writeln!(
             out,
             "    Builtin {{ id: {id:?}, path: {path:?}, json: include_str!({abs:?}), argv0: &{argv0:?}, words: &{words:?} }},",
             path = format!("rules/{rel}"),
             abs = file.display().to_string(),
-            argv0 = argv0_of(&text),
-            words = subcommand_words(&text),
         )
         .expect("writing to a String cannot fail");
     }
@@ -66,45 +65,31 @@ fn link_position_dependent() {
     println!("cargo:rerun-if-env-changed=TJ_PIE");
 }
 
-/// The names in a rule's `"argv0": [...]`, read without a JSON parser (builtin rules are
-/// ours and plainly formatted). Empty when there is no such list or it is not plain: the
-/// rule is then always loaded, so a misread costs start-up time, never a selection.
-fn argv0_of(json: &str) -> Vec<String> {
-    let Some(at) = json.find("\"argv0\"") else { return Vec::new() };
-    let rest = json[at + 7..].trim_start();
-    let Some(rest) = rest.strip_prefix(':').map(str::trim_start) else { return Vec::new() };
-    let Some(rest) = rest.strip_prefix('[') else { return Vec::new() };
-    let Some(end) = rest.find(']') else { return Vec::new() };
-    let mut names = Vec::new();
-    for item in rest[..end].split(',') {
-        let item = item.trim();
-        match item.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-            Some(name) if !name.contains(['\\', '"']) => names.push(name.to_owned()),
-            _ => return Vec::new(),
-        }
-    }
-    names
-}
-
-/// The first word of each of the rule's `match.subcommands`, when every one has a word: one
-/// of them must then be a word of the command line for the rule to be selected
-/// (`rules::select::has_subcommand`). Empty when the rule has no subcommands, one of them is
-/// empty (it matches a command with no word), or the file does not read.
-fn subcommand_words(json: &str) -> Vec<String> {
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) else { return Vec::new() };
-    let Some(subs) = doc.pointer("/match/subcommands").and_then(serde_json::Value::as_array) else {
-        return Vec::new();
+/// What a rule's `match` says about the command line it can be selected for, read when tj is
+/// built so that a run parses only the rules that could match (`rules::Builtin::could_match`):
+/// the names of `argv0`, and the first word of each of `subcommands` (one of them must then
+/// be a word of the command line: `rules::select::has_subcommand`). Each is empty when the
+/// rule does not say (or one subcommand is empty: it matches a command with no word), and
+/// both when the file does not read; such a rule is always parsed, so a misread costs
+/// start-up time, never a selection.
+fn selectors(json: &str) -> (Vec<String>, Vec<String>) {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) else {
+        return (Vec::new(), Vec::new());
     };
-    let mut words = Vec::new();
-    for sub in subs {
-        match sub.as_str().and_then(|s| s.split(' ').next()).filter(|w| !w.is_empty()) {
-            Some(word) => words.push(word.to_owned()),
-            None => return Vec::new(),
-        }
-    }
+    let strings = |key: &str| -> Option<Vec<&str>> {
+        let items = doc.pointer(&format!("/match/{key}"))?.as_array()?;
+        items.iter().map(serde_json::Value::as_str).collect()
+    };
+    let argv0 = strings("argv0").unwrap_or_default().into_iter().map(str::to_owned).collect();
+    let firsts: Option<Vec<String>> = strings("subcommands")
+        .unwrap_or_default()
+        .into_iter()
+        .map(|sub| sub.split(' ').next().filter(|w| !w.is_empty()).map(str::to_owned))
+        .collect();
+    let mut words = firsts.unwrap_or_default();
     words.sort();
     words.dedup();
-    words
+    (argv0, words)
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
