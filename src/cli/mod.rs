@@ -1,6 +1,7 @@
 //! The command line: `Cli` (clap derive) and one module per subcommand, each with its
 //! `Args` and a `run(args, &Env) -> Result<Status>`.
 
+mod discover;
 mod doctor;
 mod expand;
 mod hook;
@@ -9,10 +10,13 @@ mod install;
 mod ls;
 mod reduce;
 mod reduce_json;
+mod replay;
 mod rewrite;
 mod rules;
 #[cfg(unix)]
 mod run;
+mod stats;
+mod stats_transcripts;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -41,6 +45,8 @@ enum Command {
     ReduceJson(reduce_json::Args),
     Expand(expand::Args),
     Ls(ls::Args),
+    Stats(stats::Args),
+    Discover(discover::Args),
     #[command(subcommand)]
     Rules(rules::Command),
     Init(init::Args),
@@ -103,6 +109,8 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::ReduceJson(args) => reduce_json::run(&args, &env),
         Command::Expand(args) => expand::run(&args, &env),
         Command::Ls(args) => ls::run(&args, &env),
+        Command::Stats(args) => stats::run(&args, &env),
+        Command::Discover(args) => discover::run(&args, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
         Command::Init(args) => init::run(&args, &env),
         Command::Doctor(args) => doctor::run(args, &env),

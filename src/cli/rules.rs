@@ -23,6 +23,7 @@ pub(crate) enum Command {
     Verify(VerifyArgs),
     /// Which rule a command selects, and why
     Explain(ExplainArgs),
+    Replay(super::replay::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -49,6 +50,7 @@ pub(crate) fn run(cmd: Command, env: &Env) -> Result<Status> {
         Command::List => list(env),
         Command::Verify(args) => verify(&args, env),
         Command::Explain(args) => explain(&args, env),
+        Command::Replay(args) => super::replay::run(&args, env),
     }
 }
 

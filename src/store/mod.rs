@@ -496,6 +496,16 @@ pub struct LedgerEntry {
     pub command: String,
     /// The selected rule.
     pub rule: String,
+    /// The selected rule's family (absent in ledgers written before it was recorded: take
+    /// the rule id's part before `/`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub family: String,
+    /// `TJ_SESSION`, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// The exit code.
     pub exit_code: Option<i64>,
     /// Raw and reduced characters.
