@@ -138,11 +138,16 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
     };
     // The caller passed the exit code in: it has it already (`[tj] exit N` is for `tj run`,
     // where tj is the agent's only view of the run).
+    let previous = match (&store, &artifact) {
+        (Ok(store), Some(artifact)) => previous_run(store, &meta, artifact),
+        _ => None,
+    };
     let opts = Options {
         limits: config.limits,
         raw: req.raw,
         artifact: artifact.as_ref(),
         hide_exit: true,
+        previous: previous.as_ref(),
     };
     let input = Input {
         raw,
@@ -170,6 +175,29 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         _ => {}
     }
     outcome
+}
+
+/// The largest previous rendition read for a delta; a larger one (an output that went out
+/// whole) gives none.
+const PREVIOUS_LIMIT: u64 = 4 << 20;
+
+/// The previous run of this command in this session and directory, if it was recorded
+/// recently and its output differs from this one's (an identical output is a dedupe stub's
+/// business): its id, its age and the failures its rendition names (`reduce::delta`).
+/// `meta` is this run's, after the original was stored.
+pub(crate) fn previous_run(
+    store: &Store,
+    meta: &Metadata,
+    artifact: &ArtifactRef,
+) -> Option<reduce::delta::Previous> {
+    let key = crate::store::run_key(meta)?;
+    let (id, time) = store.last_run(&key)?;
+    let age_secs = meta.created_at.saturating_sub(time);
+    if id == artifact.id || age_secs > crate::store::DELTA_TTL_SECS {
+        return None;
+    }
+    let text = store.rendition_within(&id, PREVIOUS_LIMIT)?;
+    Some(reduce::delta::Previous { failures: reduce::delta::failures(&text), id, age_secs })
 }
 
 /// Records a run whose output was empty: a ledger line, nothing else. There is nothing to get
@@ -225,7 +253,14 @@ pub(crate) fn record(
     meta: &mut Metadata,
     outcome: &mut reduce::Reduction,
 ) {
-    let repeat = store.previous(&artifact.id).filter(|prev| crate::store::is_repeat(prev, meta));
+    // A repeat of the last run only: after a different output in between, this one is news
+    // again, and the delta ([`previous_run`]) tells how.
+    let key = crate::store::run_key(meta);
+    let last = key.as_deref().and_then(|key| store.last_run(key));
+    let repeat = store
+        .previous(&artifact.id)
+        .filter(|prev| crate::store::is_repeat(prev, meta))
+        .filter(|_| last.as_ref().is_none_or(|(id, _)| *id == artifact.id));
     meta.rule = Some(outcome.rule.clone());
     meta.reduced_chars = Some(outcome.reduced_chars);
     meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
@@ -249,6 +284,11 @@ pub(crate) fn record(
         outcome,
         repeat.is_some(),
     )));
+    if let Some(key) = key
+        && let Err(err) = store.set_last_run(&key, &artifact.id, meta.created_at)
+    {
+        diag::warn_once(&format!("{err:#}"));
+    }
     if store.sweep_due()
         && let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id))
     {

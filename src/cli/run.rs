@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 
-use super::reduce::{record, record_unstored};
+use super::reduce::{previous_run, record, record_unstored};
 use crate::capture::{Capture, Captured, Limits, Piece, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
@@ -113,7 +113,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     // An empty output is not stored (see `record_unstored`).
     let empty = run.captured.total_bytes == 0 && run.captured.streamed.is_none();
     let artifact = if empty { None } else { persist(store.as_ref(), &mut run.captured, &mut meta) };
-    let mut rendition = reduce_output(args, env, &run, artifact.as_ref(), &argv, setup);
+    let previous = match (&store, &artifact) {
+        (Some(store), Some(artifact)) => previous_run(store, &meta, artifact),
+        _ => None,
+    };
+    let mut rendition =
+        reduce_output(args, env, &run, (artifact.as_ref(), previous.as_ref()), &argv, setup);
     annotate(&mut rendition, args, &run);
     match (&store, &artifact, &mut rendition) {
         (Some(store), Some(artifact), Rendition::Reduced(reduction)) => {
@@ -417,7 +422,7 @@ fn reduce_output(
     args: &Args,
     env: &Env,
     run: &Ran,
-    artifact: Option<&ArtifactRef>,
+    (artifact, previous): (Option<&ArtifactRef>, Option<&crate::reduce::delta::Previous>),
     argv: &[String],
     setup: Option<Setup>,
 ) -> Rendition {
@@ -435,8 +440,13 @@ fn reduce_output(
             Setup { config, set: super::load_rules_for(env, argv, None) }
         }
     };
-    let opts =
-        Options { limits: config.limits, raw: args.raw, artifact, hide_exit: hide_exit(args) };
+    let opts = Options {
+        limits: config.limits,
+        raw: args.raw,
+        artifact,
+        hide_exit: hide_exit(args),
+        previous,
+    };
     let redact = |mut reduction: Reduction| {
         if config.redact && !args.no_redact {
             super::redact(&mut reduction);

@@ -12,6 +12,7 @@
 
 pub mod binary;
 pub mod data;
+pub mod delta;
 pub mod density;
 pub mod evidence;
 pub mod gate;
@@ -81,6 +82,9 @@ pub struct Options<'a> {
     /// the caller of `tj reduce` passed it in): no `[tj] exit N` line. The code still
     /// decides what is evidence.
     pub hide_exit: bool,
+    /// The previous run of the same command in the same session and place, if its output
+    /// differed: an adopted rendition leads with what changed since ([`delta`]).
+    pub previous: Option<&'a delta::Previous>,
 }
 
 impl Options<'_> {
@@ -323,13 +327,43 @@ pub fn reduce_within(
 ) -> Reduction {
     let rendered = screen_width(input.raw, input.cols);
     match pipeline(input, rules, opts, budget, &rendered) {
-        Ending::Adopted(out) => out,
+        Ending::Adopted(mut out) => {
+            if let Some(previous) = opts.previous {
+                lead_with_delta(&mut out, previous, &rendered, opts, input.exit_code);
+            }
+            out
+        }
         // The pipeline's lines are freed by now: the original is built from the rendered
         // text (memory: DESIGN.md asks for a reduction in under 1.2× its input).
         Ending::Original(mut out) => {
             out.text = original_text(&rendered, opts.shown_exit(input.exit_code));
             out
         }
+    }
+}
+
+/// Leads an adopted rendition with what changed since the previous run ([`delta`]), if
+/// either run named a failure and the longer rendition still passes the gate. The header
+/// only adds lines, so the evidence the rendition keeps is kept; the gate judges its size
+/// against the original as it judged the rendition.
+fn lead_with_delta(
+    out: &mut Reduction,
+    previous: &delta::Previous,
+    rendered: &str,
+    opts: &Options<'_>,
+    exit_code: Option<i64>,
+) {
+    let now = delta::failures(&out.text);
+    let found = delta::compare(&previous.failures, &now);
+    if found.is_empty() {
+        return;
+    }
+    let text = format!("{}{}", found.header(previous), out.text);
+    let (original, _) = original_size(&split_lines(rendered), opts.shown_exit(exit_code));
+    let candidate = gate::Candidate { text, lossless: out.lossless };
+    if let Ok(adopted) = gate::judge(original, &HashSet::new(), candidate, &opts.limits) {
+        let (omitted, shape) = (out.omitted, out.shape);
+        adopt(out, adopted, omitted, shape);
     }
 }
 

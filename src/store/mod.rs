@@ -215,6 +215,42 @@ fn own_name(name: &str) -> Option<(&str, &str)> {
     (fsx::is_id(id) && EXTENSIONS.contains(&ext)).then_some((id, ext))
 }
 
+/// The extension of a last-run record (`<16 hex>.last`): its key is longer than an id, so
+/// no prefix of an artifact id ever names one.
+const LAST_RUN_EXT: &str = "last";
+
+/// A last-run record is one id and one time.
+const LAST_RUN_LIMIT: u64 = 64;
+
+/// The key under which the runs of one command, in one session and one directory, are
+/// recorded: 16 hex digits of a SHA-256 over them. `None` outside a session (`TJ_SESSION`,
+/// set by the shell hook): a person running a command again by hand gets no delta, as they
+/// get no dedupe stub.
+pub fn run_key(meta: &Metadata) -> Option<String> {
+    let session = meta.session.as_deref()?;
+    let mut hasher = Sha256::new();
+    for part in [session, meta.cwd.as_deref().unwrap_or(""), meta.command.as_deref().unwrap_or("")]
+    {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    for arg in &meta.argv {
+        hasher.update(arg.as_bytes());
+        hasher.update([0]);
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    Some(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Returns true if and only if `name` is a last-run record's: `<16 hex>.last`.
+fn is_last_run_name(name: &str) -> bool {
+    name.split_once('.').is_some_and(|(key, ext)| {
+        ext == LAST_RUN_EXT
+            && key.len() == 16
+            && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// Metadata files are a few hundred bytes; anything far larger is not one of ours.
 const METADATA_LIMIT: u64 = 1 << 20;
 
@@ -383,6 +419,12 @@ impl Store {
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(now, |d| d.as_secs());
+            if is_last_run_name(name) {
+                if now.saturating_sub(mtime) > retention.max_age_secs {
+                    let _ = fs::remove_file(entry.path());
+                }
+                continue;
+            }
             if fsx::is_temp_name(name) {
                 if now.saturating_sub(mtime) > STALE_TEMP_SECS {
                     let _ = fs::remove_file(entry.path());
@@ -438,6 +480,26 @@ impl Store {
         self.append_ledger(entry)
     }
 
+    /// The artifact id and time of the last run recorded under `key` ([`run_key`]), if any.
+    pub fn last_run(&self, key: &str) -> Option<(String, u64)> {
+        let bytes = fsx::read_limited(&self.last_run_path(key), LAST_RUN_LIMIT).ok()?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let (id, time) = text.trim_end().split_once(' ')?;
+        let time = time.parse().ok()?;
+        fsx::is_id(id).then(|| (id.to_owned(), time))
+    }
+
+    /// Records `id` as the last run under `key` ([`run_key`]), for the next run's delta
+    /// (`reduce::delta`). A cache tj can do without: replaced without durability.
+    pub fn set_last_run(&self, key: &str, id: &str, time: u64) -> Result<()> {
+        fsx::replace_volatile(&self.last_run_path(key), format!("{id} {time}\n").as_bytes())
+            .context("could not record the run for the next run's delta")
+    }
+
+    fn last_run_path(&self, key: &str) -> PathBuf {
+        self.spill_dir().join(format!("{key}.{LAST_RUN_EXT}"))
+    }
+
     /// Stores the rendition an artifact was given, for `tj expand --reduced`. The same
     /// rendition stored before (the same output reduced alike) is left as it is.
     pub fn write_rendition(&self, id: &str, text: &str) -> Result<()> {
@@ -455,6 +517,12 @@ impl Store {
         let bytes = fsx::read(&path).with_context(|| format!("no rendition stored for `{id}`"))?;
         String::from_utf8(bytes)
             .with_context(|| format!("the rendition stored for `{id}` is not text"))
+    }
+
+    /// The rendition stored for `id` (a full id), if it is text of at most `limit` bytes.
+    pub fn rendition_within(&self, id: &str, limit: u64) -> Option<String> {
+        let path = self.spill_dir().join(format!("{id}.txt"));
+        String::from_utf8(fsx::read_limited(&path, limit).ok()?).ok()
     }
 
     /// Reads the tail kept past the disk cap, if any.
@@ -523,6 +591,10 @@ pub struct LedgerEntry {
 /// An output identical to one stored for the same session, directory, command and exit
 /// code within this many seconds becomes a one-line stub (DESIGN.md "Store", dedupe).
 pub const DEDUPE_TTL_SECS: u64 = 600;
+
+/// A run of the same command in the same session and directory within this many seconds
+/// of the last one leads with what changed since (`reduce::delta`).
+pub const DELTA_TTL_SECS: u64 = 4 * 3600;
 
 /// Returns true if and only if `prev` (read before this run overwrote it) describes the
 /// same output of the same command, in the same place and the same `TJ_SESSION`, recently.
@@ -713,6 +785,61 @@ mod tests {
         assert_eq!(store.sweep(&Retention::default(), None).unwrap(), 0);
         assert_eq!(store.read(&art.id).unwrap(), b"same output\n");
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_last_run_is_kept_per_session_place_and_command_and_swept_when_old() {
+        let root = temp("last-run");
+        let store = Store::at(&root);
+        let meta = Metadata {
+            session: Some("s".into()),
+            cwd: Some("/w".into()),
+            argv: vec!["cargo".into(), "test".into()],
+            ..Metadata::default()
+        };
+        let key = run_key(&meta).unwrap();
+        assert_eq!(key.len(), 16);
+        assert!(is_last_run_name(&format!("{key}.last")));
+        assert_eq!(run_key(&Metadata { session: None, ..meta.clone() }), None);
+        for other in [
+            Metadata { session: Some("t".into()), ..meta.clone() },
+            Metadata { cwd: Some("/x".into()), ..meta.clone() },
+            Metadata { argv: vec!["cargo".into(), "test".into(), "x".into()], ..meta.clone() },
+            Metadata { argv: vec!["cargo".into(), "te".into(), "st".into()], ..meta.clone() },
+        ] {
+            assert_ne!(run_key(&other).unwrap(), key, "{other:?}");
+        }
+
+        assert_eq!(store.last_run(&key), None);
+        store.prepare().unwrap();
+        store.set_last_run(&key, "0123456789ab", 42).unwrap();
+        assert_eq!(store.last_run(&key), Some(("0123456789ab".into(), 42)));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(store.last_run_path(&key)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // Not one of tj's ids: never read as one, never resolved by `tj expand`.
+        fsx::replace(&store.last_run_path(&key), b"../../etc 42\n").unwrap();
+        assert_eq!(store.last_run(&key), None);
+        assert!(store.resolve(&key[..6]).is_err());
+
+        // Old records go with the sweep; a fresh one stays.
+        store.set_last_run(&key, "0123456789ab", 42).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 24 * 3600);
+        File::options()
+            .write(true)
+            .open(store.last_run_path(&key))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let fresh = run_key(&Metadata { session: Some("u".into()), ..meta }).unwrap();
+        store.set_last_run(&fresh, "0123456789ab", 43).unwrap();
+        store.sweep(&Retention::default(), None).unwrap();
+        assert_eq!(store.last_run(&key), None);
+        assert_eq!(store.last_run(&fresh), Some(("0123456789ab".into(), 43)));
+        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]

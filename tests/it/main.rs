@@ -2,6 +2,7 @@
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 //! test in a fresh temporary HOME with an empty environment.
 
+mod delta;
 mod fullscreen;
 mod fuzz_tree;
 mod hardening_fs;
