@@ -82,7 +82,7 @@ impl Delta {
 
     /// The header that leads the rendition: one summary line naming the previous artifact,
     /// then the fixed failures (which this run's output no longer shows) and the new ones,
-    /// each list cut at [`LISTED`] names.
+    /// each list cut at ten names.
     pub fn header(&self, previous: &Previous) -> String {
         let mut counts = Vec::new();
         if !self.fixed.is_empty() {
