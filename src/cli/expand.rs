@@ -48,6 +48,11 @@ pub(crate) struct Args {
     /// The rendition the agent was given, not the original
     #[arg(long, conflicts_with_all = ["raw", "lf", "lines", "grep"])]
     reduced: bool,
+
+    /// Leave secrets in the lines printed (they are replaced by `[tj: redacted KIND]` by
+    /// default, unless `"redact": false` is configured; --raw and --lf never redact)
+    #[arg(long)]
+    no_redact: bool,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
@@ -96,7 +101,9 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     // Rendered as the rendition was, at the PTY's width, so line numbers agree.
     let cols = store.previous(&full_id).and_then(|meta| meta.cols);
-    let shown = print_lines(&bytes, cols, range.unwrap_or((1, usize::MAX)), pattern.as_ref())?;
+    let redact = !args.no_redact && super::load_config(env).redact;
+    let whole = range.unwrap_or((1, usize::MAX));
+    let shown = print_lines(&bytes, cols, whole, pattern.as_ref(), redact)?;
     if let Some(total) = shown.total
         && range.is_some_and(|(from, _)| from > total.max(1))
     {
@@ -143,16 +150,24 @@ struct Shown {
 }
 
 /// Prints the lines numbered `from..=to` (those matching `pattern`, as `N:line`, when
-/// given), in chunks so that a large output is never held twice.
+/// given), in chunks so that a large output is never held twice; if `redact`, with their
+/// secrets replaced (a secret split across two chunks of 64 KiB can get through).
 fn print_lines(
     bytes: &[u8],
     cols: Option<u16>,
     (from, to): (usize, usize),
     pattern: Option<&regex::Regex>,
+    redact: bool,
 ) -> Result<Shown> {
     let mut out = String::new();
     let mut printed = 0usize;
     let mut failed = None;
+    let flush = |out: &str| {
+        if redact && let std::borrow::Cow::Owned(redacted) = crate::redact::redact(out) {
+            return emit::stdout_bytes(redacted.as_bytes());
+        }
+        emit::stdout_bytes(out.as_bytes())
+    };
     let total = for_each_line(bytes, cols, |n, line| {
         if n > to {
             return ControlFlow::Break(());
@@ -170,7 +185,7 @@ fn print_lines(
         }
         printed += 1;
         if out.len() >= stream::CHUNK {
-            if let Err(err) = emit::stdout_bytes(out.as_bytes()) {
+            if let Err(err) = flush(&out) {
                 failed = Some(err);
                 return ControlFlow::Break(());
             }
@@ -181,7 +196,7 @@ fn print_lines(
     if let Some(err) = failed {
         return Err(err);
     }
-    emit::stdout_bytes(out.as_bytes())?;
+    flush(&out)?;
     Ok(Shown { printed, total })
 }
 

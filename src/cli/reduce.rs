@@ -65,6 +65,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             classifier: None,
             cols: args.cols,
             no_redact: args.no_redact,
+            give_back: false,
         },
         env,
     );
@@ -88,6 +89,9 @@ pub(crate) struct Request<'a> {
     pub(crate) cols: Option<u16>,
     /// `--no-redact`: secrets stay in the rendition.
     pub(crate) no_redact: bool,
+    /// When no reduction is adopted, the rendition is the text as given, not rendered
+    /// (`reduce-json`: see [`give_back`]).
+    pub(crate) give_back: bool,
 }
 
 /// Loads configuration and rules, stores the original, reduces, records metadata. Every
@@ -166,6 +170,9 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         })
         .flatten();
     let mut outcome = streamed.unwrap_or_else(|| super::reduce_reporting(&input, &set, &opts));
+    if req.give_back && declined(&outcome) {
+        give_back(&mut outcome, raw);
+    }
     if config.redact && !req.no_redact {
         super::redact(&mut outcome);
     }
@@ -175,6 +182,22 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         _ => {}
     }
     outcome
+}
+
+/// Nothing was adopted, and the caller did not ask for the whole output rendered (`raw`).
+fn declined(outcome: &crate::reduce::Reduction) -> bool {
+    !matches!(outcome.passthrough, None | Some(crate::reduce::Passthrough::Raw))
+}
+
+/// When tj adopts no reduction, the harness gets its own text back byte for byte (only its
+/// secrets redacted): it knows the exit code already, and a rendered copy (ANSI stripped, a
+/// `[tj] exit N` line added) would change what it showed without saving anything (issue
+/// 12, "never worse, visibly"). `raw` is the harness's text, so it is valid UTF-8.
+fn give_back(outcome: &mut crate::reduce::Reduction, raw: &[u8]) {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    outcome.reduced_chars = text.chars().count();
+    outcome.reduced_tokens = crate::reduce::tokens::estimate(&text);
+    outcome.text = text;
 }
 
 /// The largest previous rendition read for a delta; a larger one (an output that went out

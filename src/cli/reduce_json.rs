@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     match parse(&bytes) {
         Ok(request) => {
             let argv = request.argv;
-            let mut outcome = reduce_and_store(
+            let outcome = reduce_and_store(
                 request.text.as_bytes(),
                 &Request {
                     argv: &argv,
@@ -49,12 +49,10 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
                     classifier: request.classifier.as_deref(),
                     cols: request.cols,
                     no_redact: false,
+                    give_back: true,
                 },
                 env,
             );
-            if declined(&outcome) {
-                give_back(&mut outcome, &request.text);
-            }
             emit::json(&outcome.to_json(request.duration_ms, None))?;
             Ok(Status::Ok)
         }
@@ -63,20 +61,6 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             Ok(Status::Failure)
         }
     }
-}
-
-/// Nothing was adopted, and the caller did not ask for the whole output rendered (`raw`).
-fn declined(outcome: &crate::reduce::Reduction) -> bool {
-    !matches!(outcome.passthrough, None | Some(crate::reduce::Passthrough::Raw))
-}
-
-/// When tj adopts no reduction, the harness gets its own text back byte for byte: it knows
-/// the exit code already, and a rendered copy (ANSI stripped, a `[tj] exit N` line added)
-/// would change what it showed without saving anything (issue 12, "never worse, visibly").
-fn give_back(outcome: &mut crate::reduce::Reduction, text: &str) {
-    outcome.text = text.to_owned();
-    outcome.reduced_chars = text.chars().count();
-    outcome.reduced_tokens = crate::reduce::tokens::estimate(text);
 }
 
 /// A validated request.

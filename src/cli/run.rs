@@ -391,7 +391,12 @@ enum Rendition {
     Reduced(Box<Reduction>),
     /// The whole original, too large to hold as text twice: rendered chunk by chunk as it
     /// is emitted. For `--raw`, and when it was not stored (nothing lossy may go out).
-    Whole,
+    /// Redacted chunk by chunk unless redaction is off (a secret split across two chunks of
+    /// 64 KiB, such as a PEM block, can get through).
+    Whole {
+        /// Whether secrets are redacted.
+        redact: bool,
+    },
     /// The whole original went to stdout while the command ran (nothing could be stored);
     /// only a closing line is left to say.
     Streamed,
@@ -447,8 +452,9 @@ fn reduce_output(
         hide_exit: hide_exit(args),
         previous,
     };
+    let redacting = config.redact && !args.no_redact;
     let redact = |mut reduction: Reduction| {
-        if config.redact && !args.no_redact {
+        if redacting {
             super::redact(&mut reduction);
         }
         Rendition::Reduced(Box::new(reduction))
@@ -470,7 +476,7 @@ fn reduce_output(
         return redact(super::reduce_reporting(&input, &set, &opts));
     }
     if args.raw || artifact.is_none() {
-        return Rendition::Whole;
+        return Rendition::Whole { redact: redacting };
     }
     let head = run.captured.head(stream::CHUNK).unwrap_or_default();
     let mut read = Ok(());
@@ -484,7 +490,7 @@ fn reduce_output(
         diag::warn_once(&format!("could not read the captured output back: {err}"));
     }
     // The reducer failed: the agent gets the whole original (fail open).
-    reduction.map_or(Rendition::Whole, redact)
+    reduction.map_or(Rendition::Whole { redact: redacting }, redact)
 }
 
 /// Adds what the rendition must say beyond the reduction: that the command was ended
@@ -533,12 +539,13 @@ fn emit_rendition(
         (None, Some(fd)) => Some(Channel::Fd(fd)),
         (None, None) => None,
     };
-    if matches!(rendition, Rendition::Whole)
+    if let Rendition::Whole { redact } = *rendition
         && channel.is_none()
         && args.emit_format == Format::Text
     {
         // Streamed to stdout: the original is never held as text.
-        let written = write_whole(run, shown_exit, &mut |text| emit::stdout_bytes(text.as_bytes()));
+        let written =
+            write_whole(run, shown_exit, redact, &mut |text| emit::stdout_bytes(text.as_bytes()));
         if let Err(err) = written
             && !diag::is_broken_pipe(&err)
         {
@@ -583,9 +590,9 @@ fn rendition_text(
             );
             line
         }
-        Rendition::Whole => {
+        Rendition::Whole { redact } => {
             let mut text = String::new();
-            if let Err(err) = write_whole(run, shown_exit, &mut |piece| {
+            if let Err(err) = write_whole(run, shown_exit, *redact, &mut |piece| {
                 text.push_str(piece);
                 Ok(())
             }) {
@@ -616,10 +623,12 @@ fn rendition_text(
 }
 
 /// Writes the whole original as the agent reads it — the exit line, then each chunk
-/// rendered (ANSI stripped, redraws collapsed) — through `out`, one chunk at a time.
+/// rendered (ANSI stripped, redraws collapsed) and, if `redact`, its secrets replaced —
+/// through `out`, one chunk at a time.
 fn write_whole(
     run: &Ran,
     shown_exit: Option<i64>,
+    redact: bool,
     out: &mut dyn FnMut(&str) -> Result<()>,
 ) -> Result<()> {
     let mut header = String::new();
@@ -640,7 +649,11 @@ fn write_whole(
                     lines.push_str(line);
                     lines.push('\n');
                 }
-                lines
+                if redact && let std::borrow::Cow::Owned(redacted) = crate::redact::redact(&lines) {
+                    redacted
+                } else {
+                    lines
+                }
             }
             Piece::Lost { bytes, newlines } => format!(
                 "… {} bytes ({} lines) were not kept: past the disk cap, or lost to a disk error …\n",

@@ -315,3 +315,44 @@ fn tj_run_redacts_the_agent_s_rendition() {
     );
     assert!(stdout(&kept).contains("DB_PASSWORD=s3cr3t-Value"), "{}", stdout(&kept));
 }
+
+#[test]
+fn what_goes_out_whole_and_what_expand_prints_is_redacted_too() {
+    let env = TestEnv::new();
+    let secret = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let marker = "AWS_SECRET_ACCESS_KEY=[tj: redacted";
+
+    // reduce-json gives the harness its own text back when nothing is adopted: redacted.
+    let text = format!("short output\n{secret}\n");
+    let request = serde_json::json!({"toolName": "exec", "command": "env", "combinedText": text});
+    let out = env.run(&["reduce-json"], request.to_string().as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let inline = v["inlineText"].as_str().unwrap();
+    assert!(inline.starts_with("short output\n") && inline.contains(marker), "{inline}");
+    assert!(!inline.contains("wJalrXUtnFEMI"), "{inline}");
+
+    // `tj run --raw`: the whole original goes out, redacted.
+    let script = format!("echo '{secret}'; exit 2");
+    let out = env.run(&["run", "--agent", "--raw", "--", "sh", "-c", &script], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains(marker), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("wJalrXUtnFEMI"), "{}", stdout(&out));
+
+    // `tj expand` prints the original's lines redacted; --no-redact and --raw give it as is.
+    let out = env.run(&["reduce", "--command", "env"], format!("{secret}\n").as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (id, _) = {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(format!("{secret}\n").as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        (hex[..12].to_owned(), hex)
+    };
+    let shown = stdout(&env.run(&["expand", &id], b""));
+    assert!(shown.contains(marker) && !shown.contains("wJalrXUtnFEMI"), "{shown}");
+    let grep = stdout(&env.run(&["expand", &id, "--grep", "AWS"], b""));
+    assert!(grep.starts_with("1:") && grep.contains(marker), "{grep}");
+    assert_eq!(stdout(&env.run(&["expand", &id, "--no-redact"], b"")), format!("{secret}\n"));
+    assert_eq!(env.run(&["expand", &id, "--raw"], b"").stdout, format!("{secret}\n").as_bytes());
+    env.write("config/config.json", r#"{"redact": false}"#);
+    assert_eq!(stdout(&env.run(&["expand", &id], b"")), format!("{secret}\n"));
+}
