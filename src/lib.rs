@@ -41,6 +41,7 @@ pub mod rules;
 #[cfg(unix)]
 pub mod run;
 pub mod shell;
+pub mod skills;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;

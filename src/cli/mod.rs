@@ -15,6 +15,7 @@ mod rewrite;
 mod rules;
 #[cfg(unix)]
 mod run;
+mod skills;
 mod stats;
 mod stats_transcripts;
 
@@ -47,6 +48,8 @@ enum Command {
     Ls(ls::Args),
     Stats(stats::Args),
     Discover(discover::Args),
+    #[command(subcommand)]
+    Skills(skills::Command),
     #[command(subcommand)]
     Rules(rules::Command),
     Init(init::Args),
@@ -111,6 +114,7 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Ls(args) => ls::run(&args, &env),
         Command::Stats(args) => stats::run(&args, &env),
         Command::Discover(args) => discover::run(&args, &env),
+        Command::Skills(cmd) => skills::run(cmd, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
         Command::Init(args) => init::run(&args, &env),
         Command::Doctor(args) => doctor::run(args, &env),

@@ -20,6 +20,7 @@ mod relay;
 mod rewrite;
 mod rules;
 mod run;
+mod skills;
 mod tmux;
 mod transparency;
 mod util;
