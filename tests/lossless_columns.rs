@@ -101,9 +101,11 @@ proptest! {
     #[test]
     fn a_wide_constant_column_is_always_factored(lines in table()) {
         const WIDE: &str = "-rw-r--r-- 1 root root 4096 Dec  1 12:00";
-        prop_assume!(lines.len() >= 20);
+        // Rows, not lines: empty lines are left out, and a table of none has nothing to factor.
+        let rows: Vec<String> = lines.into_iter().filter(|l| !l.is_empty()).collect();
+        prop_assume!(rows.len() >= 20);
         let lines: Vec<String> = std::iter::once("header".to_owned())
-            .chain(lines.into_iter().filter(|l| !l.is_empty()).map(|l| format!("{WIDE} {l}")))
+            .chain(rows.into_iter().map(|l| format!("{WIDE} {l}")))
             .collect();
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let text = columns::encode(&refs);
