@@ -219,7 +219,7 @@ pub(crate) fn previous_run(
     if id == artifact.id || age_secs > crate::store::DELTA_TTL_SECS {
         return None;
     }
-    let text = store.rendition_within(&id, PREVIOUS_LIMIT)?;
+    let text = store.read_rendition_within(&id, PREVIOUS_LIMIT).ok()?;
     Some(reduce::delta::Previous { failures: reduce::delta::failures(&text), id, age_secs })
 }
 

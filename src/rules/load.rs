@@ -105,25 +105,39 @@ pub fn load(env: &Env) -> RuleSet {
 /// command's identity (see [`RuleSet::builtin_for`]); the user and project layers are read
 /// whole.
 pub fn load_for(env: &Env, argv: &[String]) -> RuleSet {
-    load_layers(&Dirs::find(env), Some(argv))
+    load_layers(&Dirs::find(env), Some(argv), None)
+}
+
+/// [`load`] with every rule file under `proposed` layered on top, as a project layer is (a
+/// rule whose id is already loaded is replaced, a new id is added): `tj rules replay --rules
+/// DIR` tries an edited rule before it ships. The directory is the user's own, so it is
+/// walked as the user layer is (file symlinks may point anywhere); its problems are in
+/// `problems` with paths under `proposed`.
+pub fn load_proposed(env: &Env, proposed: &Path) -> RuleSet {
+    load_layers(&Dirs::find(env), None, Some(proposed))
 }
 
 /// Loads builtin rules and the layers in `dirs`.
 pub fn load_from(dirs: &Dirs) -> RuleSet {
-    load_layers(dirs, None)
+    load_layers(dirs, None, None)
 }
 
-fn load_layers(dirs: &Dirs, argv: Option<&[String]>) -> RuleSet {
+fn load_layers(dirs: &Dirs, argv: Option<&[String]>, proposed: Option<&Path>) -> RuleSet {
     let mut problems = Vec::new();
     let mut texts: Vec<(Layer, PathBuf, String)> = Vec::new();
-    for (layer, dir) in [(Layer::User, &dirs.user), (Layer::Project, &dirs.project)] {
+    // (layer, directory, whether its files must resolve inside the repository)
+    let layers = [
+        (Layer::User, dirs.user.as_deref(), false),
+        (Layer::Project, dirs.project.as_deref(), true),
+        (Layer::Project, proposed, false),
+    ];
+    for (layer, dir, in_repository) in layers {
         let Some(dir) = dir else { continue };
-        let files = match layer {
-            Layer::Project => {
-                let root = dirs.project_root.clone().or_else(|| holder_of_tokenjuice(dir));
-                walk_layer(dir, root.as_deref(), &mut problems)
-            }
-            _ => walk_layer(dir, None, &mut problems),
+        let files = if in_repository {
+            let root = dirs.project_root.clone().or_else(|| holder_of_tokenjuice(dir));
+            walk_layer(dir, root.as_deref(), &mut problems)
+        } else {
+            walk_layer(dir, None, &mut problems)
         };
         let mut total = 0;
         for file in files {

@@ -519,10 +519,18 @@ impl Store {
             .with_context(|| format!("the rendition stored for `{id}` is not text"))
     }
 
-    /// The rendition stored for `id` (a full id), if it is text of at most `limit` bytes.
-    pub fn rendition_within(&self, id: &str, limit: u64) -> Option<String> {
+    /// Reads the rendition stored for the full id `id`, refusing one larger than `limit`
+    /// bytes. Unlike [`Store::read_rendition`] it lists no directory: `tj rules replay`
+    /// reads hundreds in a row.
+    pub fn read_rendition_within(&self, id: &str, limit: u64) -> Result<String> {
+        if !fsx::is_id(id) {
+            bail!("`{id}` is not an artifact id");
+        }
         let path = self.spill_dir().join(format!("{id}.txt"));
-        String::from_utf8(fsx::read_limited(&path, limit).ok()?).ok()
+        let bytes = fsx::read_limited(&path, limit)
+            .with_context(|| format!("could not read the rendition stored for `{id}`"))?;
+        String::from_utf8(bytes)
+            .with_context(|| format!("the rendition stored for `{id}` is not text"))
     }
 
     /// Reads the tail kept past the disk cap, if any.
