@@ -17,6 +17,7 @@ mod output;
 mod pty;
 mod reduce;
 mod relay;
+mod replay;
 mod rewrite;
 mod rules;
 mod run;
