@@ -107,6 +107,26 @@ impl Delta {
     }
 }
 
+/// `text` without the delta header that leads it, if one does ([`Delta::header`]): the
+/// rendition as it would be with no previous run (`tj rules replay` compares with that).
+pub fn without_header(text: &str) -> &str {
+    if !text.starts_with("[tj] since ") {
+        return text;
+    }
+    let mut rest = text;
+    let mut first = true;
+    while let Some((line, after)) = rest.split_once('\n') {
+        let listed =
+            ["[tj]   fixed: ", "[tj]   new: ", "[tj]   … and "].iter().any(|p| line.starts_with(p));
+        if !(first || listed) {
+            break;
+        }
+        first = false;
+        rest = after;
+    }
+    rest
+}
+
 /// Appends `[tj]   WHAT: key` lines for the first [`LISTED`] keys, then a count of the rest.
 fn list(out: &mut String, what: &str, keys: &[String]) {
     for key in keys.iter().take(LISTED) {
@@ -385,6 +405,16 @@ error: test failed, to rerun pass `--lib`
             "[tj] since a1b2c3d4e5f6 (2 min ago): 2 fixed, 1 new failure, 1 still failing\n\
              [tj]   fixed: a\n[tj]   fixed: c\n[tj]   new: d\n"
         );
+    }
+
+    #[test]
+    fn the_header_comes_off_whole_and_nothing_else_does() {
+        let delta = compare(&["a".into(), "b".into()], &["c".into()]);
+        let header = delta.header(&Previous { id: "x".into(), age_secs: 5, ..Previous::default() });
+        let body = "[tj] 1 failed\ntest c ... FAILED\n";
+        assert_eq!(without_header(&format!("{header}{body}")), body);
+        assert_eq!(without_header(body), body);
+        assert_eq!(without_header("[tj] since x (5 s ago): 1 fixed\n"), "");
     }
 
     #[test]

@@ -169,3 +169,17 @@ fn tj_run_leads_with_the_delta_too() {
     assert!(text.contains("): 1 fixed, 1 new failure, 1 still failing\n"), "{text}");
     assert!(text.contains("[tj]   fixed: tests/test_cart.py::test_discount\n"), "{text}");
 }
+
+#[test]
+fn replay_does_not_count_a_delta_header_as_drift() {
+    let pair = pairs().into_iter().find(|p| p.name == "cargo-test").unwrap();
+    let env = TestEnv::new();
+    reduce(&env, Some("s"), &pair.command, &pair.before);
+    assert!(reduce(&env, Some("s"), &pair.command, &pair.after).starts_with("[tj] since"));
+    let out = env.run(&["rules", "replay", "--format", "json"], b"");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("\"changed\":0"), "{text}");
+    assert!(!text.contains("\"changed\":1") && !text.contains("\"changed\":2"), "{text}");
+}
