@@ -40,6 +40,7 @@ pub mod rewrite;
 pub mod rules;
 #[cfg(unix)]
 pub mod run;
+pub mod session;
 pub mod shell;
 pub mod skills;
 pub mod store;

@@ -1,6 +1,8 @@
 //! The command line: `Cli` (clap derive) and one module per subcommand, each with its
 //! `Args` and a `run(args, &Env) -> Result<Status>`.
 
+mod audit;
+mod compact;
 mod discover;
 mod doctor;
 mod expand;
@@ -48,6 +50,8 @@ enum Command {
     Ls(ls::Args),
     Stats(stats::Args),
     Discover(discover::Args),
+    Audit(audit::Args),
+    Compact(compact::Args),
     #[command(subcommand)]
     Skills(skills::Command),
     #[command(subcommand)]
@@ -114,6 +118,8 @@ pub fn run(cli: Cli) -> Result<Status> {
         Command::Ls(args) => ls::run(&args, &env),
         Command::Stats(args) => stats::run(&args, &env),
         Command::Discover(args) => discover::run(&args, &env),
+        Command::Audit(args) => audit::run(&args, &env),
+        Command::Compact(args) => compact::run(&args, &env),
         Command::Skills(cmd) => skills::run(cmd, &env),
         Command::Rules(cmd) => rules::run(cmd, &env),
         Command::Init(args) => init::run(&args, &env),

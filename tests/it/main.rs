@@ -21,6 +21,7 @@ mod replay;
 mod rewrite;
 mod rules;
 mod run;
+mod session;
 mod skills;
 mod tmux;
 mod transparency;

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Writes the session fixtures of tests/it/session.rs (run from this directory).
+
+Each tool call's id says what `tj compact` must do with its result: `_drop_` dropped,
+`_keep_` kept, `_stored_` dropped only when the store holds the original it names.
+Keys are written in the harnesses' own order (not sorted), so that a compaction that
+re-serialized a whole line would show.
+"""
+import json
+
+CWD = "/w/proj"
+SID = "5f0c6a51-1111-4222-8333-944455556666"
+
+
+def big(tag, n=40):
+    return "\n".join(f"{tag} line {i}: " + "lorem ipsum dolor sit amet " * 3 for i in range(n))
+
+
+def dump(obj):
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class Claude:
+    def __init__(self):
+        self.lines, self.n, self.parent = [], 0, None
+
+    def entry(self, kind, message, extra=None):
+        self.n += 1
+        uid = f"00000000-0000-4000-8000-{self.n:012d}"
+        e = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": CWD,
+             "sessionId": SID, "version": "1.0.80", "gitBranch": "main", "type": kind,
+             "message": message, "uuid": uid, "timestamp": f"2025-08-01T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z"}
+        e.update(extra or {})
+        self.parent = uid
+        self.lines.append(dump(e))
+
+    def prompt(self, text):
+        self.entry("user", {"role": "user", "content": text})
+
+    def say(self, text):
+        self.entry("assistant", {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                                 "usage": {"input_tokens": 10, "output_tokens": 5}}, {"requestId": f"req_{self.n}"})
+
+    def tool(self, tid, name, inp, out, is_error=False, blocks=False):
+        self.entry("assistant", {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                                 "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+                                 "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}},
+                   {"requestId": f"req_{self.n}"})
+        content = [{"type": "text", "text": out}] if blocks else out
+        block = {"tool_use_id": tid, "type": "tool_result", "content": content}
+        if is_error:
+            block["is_error"] = True
+        self.entry("user", {"role": "user", "content": [block]},
+                   {"toolUseResult": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}})
+
+    def raw(self, line):
+        self.lines.append(line)
+
+    def write(self, path):
+        with open(path, "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+
+
+def claude_basic():
+    c = Claude()
+    c.raw(dump({"type": "summary", "summary": "Fix the parser", "leafUuid": "00000000-0000-4000-8000-000000000099"}))
+    c.prompt("Fix the failing parser test in src/parse.rs")
+    c.tool("toolu_drop_read_old", "Read", {"file_path": f"{CWD}/src/parse.rs"}, big("parse.rs v1"))
+    c.tool("toolu_drop_build_old", "Bash", {"command": "cargo build", "description": "Build"}, big("warning: unused"))
+    c.tool("toolu_drop_grep", "Grep", {"pattern": "fn parse", "path": "src"},
+           "\n".join(f"src/zzq_old_{i}.rs:{i}:fn parse_{i}() {{ lorem ipsum dolor sit amet }}" for i in range(60)))
+    c.tool("toolu_keep_glob_ref", "Glob", {"pattern": "**/*.rs"},
+           "\n".join([f"{CWD}/src/lexer_mod.rs"] + [f"{CWD}/src/gen/module_{i}.rs" for i in range(60)]))
+    c.say("The lexer lives in lexer_mod.rs; the parser calls it.")
+    c.tool("toolu_keep_edit", "Edit", {"file_path": f"{CWD}/src/parse.rs", "old_string": "a", "new_string": "b"},
+           "The file /w/proj/src/parse.rs has been updated.")
+    c.tool("toolu_keep_read_new", "Read", {"file_path": f"{CWD}/src/parse.rs"}, big("parse.rs v2"))
+    c.tool("toolu_keep_build_new", "Bash", {"command": "cargo build", "description": "Build"}, big("warning: unused"))
+    c.tool("toolu_keep_task", "Task", {"description": "Survey", "prompt": "Look around", "subagent_type": "general"},
+           big("agent report"), blocks=True)
+    c.tool("toolu_drop_cat_readme", "Bash", {"command": "cat README.md"}, big("readme"))
+    c.tool("toolu_keep_read_readme", "Read", {"file_path": f"{CWD}/README.md"}, big("readme"))
+    c.tool("toolu_stored_rendition", "Bash", {"command": "tj run ./scripts/e2e.sh"},
+           big("e2e") + "\n[tj: 400 passing lines dropped; tj expand 0123456789ab]")
+    c.tool("toolu_keep_failed_early", "Bash", {"command": "cargo build --release"}, big("error[E0308]"), is_error=True)
+    c.prompt("Now run the tests")
+    c.tool("toolu_keep_fail_late", "Bash", {"command": "cargo test"}, big("test result: FAILED"), is_error=True)
+    c.say("One test fails; fixing it.")
+    c.tool("toolu_keep_tail_read1", "Read", {"file_path": f"{CWD}/src/lib.rs"}, big("lib.rs"))
+    c.tool("toolu_keep_tail_read2", "Read", {"file_path": f"{CWD}/src/lib.rs"}, big("lib.rs"))
+    c.tool("toolu_keep_test_pass", "Bash", {"command": "cargo test"}, "test result: ok. 12 passed")
+    c.say("All tests pass.")
+    c.raw(dump({"type": "system", "subtype": "informational", "content": "hook ran", "uuid": "00000000-0000-4000-8000-000000000500",
+                "sessionId": SID, "timestamp": "2025-08-01T11:00:00.000Z"}))
+    c.prompt("Thanks")
+    c.say("You're welcome.")
+    c.write("claude-basic.jsonl")
+
+
+def claude_errors():
+    c = Claude()
+    c.prompt("hi")
+    c.tool("toolu_keep_a", "Read", {"file_path": "/x"}, "x")
+    c.raw('{"type":"user", "message": {')
+    c.write("claude-malformed.jsonl")
+    c = Claude()
+    c.prompt("hi")
+    c.tool("toolu_dup", "Read", {"file_path": "/x"}, "x")
+    c.tool("toolu_dup", "Read", {"file_path": "/y"}, "y")
+    c.write("claude-duplicate-id.jsonl")
+
+
+class Codex:
+    SID = "0199a0b1-2c3d-7e4f-8a5b-6c7d8e9f0a1b"
+
+    def __init__(self):
+        self.lines, self.t = [], 0
+        self.line("session_meta", {"id": self.SID, "timestamp": "2025-10-01T09:00:00.000Z", "cwd": CWD,
+                                   "originator": "codex_cli_rs", "cli_version": "0.46.0", "instructions": None,
+                                   "source": "cli", "model_provider": "openai"})
+
+    def line(self, kind, payload):
+        self.t += 1
+        self.lines.append(dump({"timestamp": f"2025-10-01T09:{self.t // 60:02d}:{self.t % 60:02d}.000Z", "type": kind,
+                                "payload": payload}))
+
+    def msg(self, role, text):
+        kind = "input_text" if role == "user" else "output_text"
+        self.line("response_item", {"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    def prompt(self, text):
+        self.msg("user", text)
+        self.line("event_msg", {"type": "user_message", "message": text, "kind": "plain"})
+
+    def shell(self, cid, script, out, code=0, workdir=CWD):
+        args = {"command": ["bash", "-lc", script], "workdir": workdir, "timeout_ms": 120000}
+        self.line("response_item", {"type": "function_call", "name": "shell", "arguments": json.dumps(args), "call_id": cid})
+        self.line("event_msg", {"type": "exec_command_end", "call_id": cid, "exit_code": code})
+        body = json.dumps({"output": out, "metadata": {"exit_code": code, "duration_seconds": 0.4}})
+        self.line("response_item", {"type": "function_call_output", "call_id": cid, "output": body})
+
+    def patch(self, cid, path):
+        patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n-old\n+new\n*** End Patch"
+        self.line("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": cid, "name": "apply_patch",
+                                    "input": patch})
+        self.line("response_item", {"type": "custom_tool_call_output", "call_id": cid,
+                                    "output": json.dumps({"output": f"Success. Updated the following files:\nM {path}\n",
+                                                          "metadata": {"exit_code": 0, "duration_seconds": 0.0}})})
+
+    def write(self, path):
+        with open(path, "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+
+
+def codex_basic():
+    c = Codex()
+    c.msg("user", "<environment_context>\n  <cwd>/w/proj</cwd>\n</environment_context>")
+    c.line("turn_context", {"cwd": CWD, "approval_policy": "on-request", "model": "gpt-5-codex", "summary": "auto"})
+    c.prompt("Make the config loader accept YAML")
+    c.line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Reading the loader"}],
+                             "content": None, "encrypted_content": "gAAAA"})
+    c.shell("call_drop_cat_old", "cat src/config.rs", big("config.rs v1"))
+    c.shell("call_drop_sed_old", "sed -n '1,200p' src/loader.rs", big("loader.rs v1"))
+    c.shell("call_keep_sed_other_part", "sed -n '200,400p' src/loader.rs", big("loader.rs v1 tail"))
+    c.shell("call_drop_rg", "rg -n yaml", "\n".join(f"src/qq_unused_{i}.rs:{i}:// yaml todo lorem ipsum dolor" for i in range(60)))
+    c.shell("call_drop_test_old", "cargo test -q", big("test result: ok"))
+    c.patch("call_keep_patch", "src/config.rs")
+    c.shell("call_keep_cat_new", "cat src/config.rs", big("config.rs v2"))
+    c.shell("call_keep_fail", "cargo build", big("error[E0425]"), code=101)
+    c.shell("call_keep_sed_new", "sed -n '1,200p' src/loader.rs", big("loader.rs v1"))
+    c.shell("call_keep_test_new", "cargo test -q", big("test result: ok"))
+    c.shell("call_keep_test_other_dir", "cargo test -q", big("test result: ok"), workdir=CWD + "/sub")
+    c.prompt("Also update the docs")
+    c.msg("assistant", "Updating the docs now.")
+    c.shell("call_keep_tail_ls", "ls docs", "\n".join(f"page_{i}.md" for i in range(80)))
+    c.shell("call_keep_tail_echo", "echo done", "done")
+    c.msg("assistant", "Done.")
+    c.line("event_msg", {"type": "token_count", "info": None})
+    c.write("codex-basic.jsonl")
+    c = Codex()
+    c.prompt("hi")
+    c.line("response_item", {"type": "function_call_output", "call_id": "call_nobody", "output": "x"})
+    c.write("codex-orphan-result.jsonl")
+
+
+claude_basic()
+claude_errors()
+codex_basic()
