@@ -461,15 +461,38 @@ impl Store {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// Appends one line to the ledger `tj stats` reads (`<data dir>/ledger.jsonl`, 0600).
-    /// One `write` of one line in append mode: concurrent tj processes never interleave.
+    /// Where the ledger lives: `<data dir>/ledger.jsonl`.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.root.join("ledger.jsonl")
+    }
+
+    /// Appends one line to the ledger `tj stats` reads (`<data dir>/ledger.jsonl`, 0600),
+    /// with one `write(2)`, so that lines from concurrent tj processes never interleave.
+    ///
+    /// On a file opened `O_APPEND`, the kernel moves to the end and writes under the inode's
+    /// lock, so one `write` call lands whole and contiguous, whatever the other writers do.
+    /// `write_all` would not do: after a short write (a full disk, a quota, a signal on a
+    /// network file system) it writes the rest with a second call, which may land after
+    /// another process's line, tearing both. Here a short write is ended with a newline of
+    /// its own, so it spoils only its own line (which `tj stats` skips and counts), and is
+    /// reported. Strings are bounded ([`LEDGER_FIELD_MAX`]) and the whole line too
+    /// ([`LEDGER_LINE_MAX`]), so a reader can skip anything longer as corrupt.
     pub fn append_ledger(&self, entry: &LedgerEntry) -> Result<()> {
-        let mut line = serde_json::to_vec(entry).context("could not encode the ledger entry")?;
-        line.push(b'\n');
-        let path = self.root.join("ledger.jsonl");
-        fsx::open_append(&path)
-            .and_then(|mut f| f.write_all(&line))
-            .with_context(|| format!("could not append to the ledger `{}`", path.display()))
+        let line = ledger_line(entry)?;
+        let path = self.ledger_path();
+        let fail = || format!("could not append to the ledger `{}`", path.display());
+        let mut file = fsx::open_append(&path).with_context(fail)?;
+        let written = loop {
+            match file.write(&line) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                other => break other.with_context(fail)?,
+            }
+        };
+        if written < line.len() {
+            let _ = file.write(b"\n");
+            bail!("{}: only {written} of {} bytes were written", fail(), line.len());
+        }
+        Ok(())
     }
 
     /// [`Store::append_ledger`] for a run that stored nothing: the data directory is
@@ -558,6 +581,56 @@ impl Store {
         out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok((out, corrupt))
     }
+}
+
+/// The longest string field of a ledger line, in bytes; longer ones are cut (at a character
+/// boundary, marked `…`). Commands are rarely longer than this (a heredoc is), and a
+/// command cut short still groups by its program in `tj stats`.
+pub const LEDGER_FIELD_MAX: usize = 2048;
+
+/// The longest ledger line written, and read (`stats::LINE_MAX`): six bounded strings,
+/// even if every byte of each had to be escaped, fit several times over.
+pub const LEDGER_LINE_MAX: usize = 64 * 1024;
+
+/// `entry` as one JSON line, its strings cut to [`LEDGER_FIELD_MAX`].
+fn ledger_line(entry: &LedgerEntry) -> Result<Vec<u8>> {
+    let fits = |s: &str| s.len() <= LEDGER_FIELD_MAX;
+    let strings = [&entry.id, &entry.command, &entry.rule, &entry.family];
+    let optional = [&entry.session, &entry.cwd];
+    let mut line = if strings.iter().all(|s| fits(s))
+        && optional.iter().all(|s| s.as_deref().is_none_or(fits))
+    {
+        serde_json::to_vec(entry)
+    } else {
+        let cut = |s: &str| bounded(s).into_owned();
+        serde_json::to_vec(&LedgerEntry {
+            id: cut(&entry.id),
+            command: cut(&entry.command),
+            rule: cut(&entry.rule),
+            family: cut(&entry.family),
+            session: entry.session.as_deref().map(cut),
+            cwd: entry.cwd.as_deref().map(cut),
+            ..entry.clone()
+        })
+    }
+    .context("could not encode the ledger entry")?;
+    line.push(b'\n');
+    if line.len() > LEDGER_LINE_MAX {
+        bail!("the ledger entry is {} bytes, more than {LEDGER_LINE_MAX}", line.len());
+    }
+    Ok(line)
+}
+
+/// `text` cut to at most [`LEDGER_FIELD_MAX`] bytes, at a character boundary, ending in `…`.
+fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= LEDGER_FIELD_MAX {
+        return text.into();
+    }
+    let mut end = LEDGER_FIELD_MAX - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
 }
 
 /// One line of the ledger: what one reduction did.
@@ -764,6 +837,30 @@ mod tests {
                 0o600
             );
         }
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn ledger_lines_are_bounded() {
+        let root = temp("ledger-bounded");
+        let store = Store::at(&root);
+        store.prepare().unwrap();
+        let long = "é".repeat(LEDGER_FIELD_MAX); // two bytes each: cut inside a character
+        let entry = LedgerEntry {
+            command: format!("cargo test {long}"),
+            cwd: Some(long),
+            session: Some("\u{1}".repeat(LEDGER_FIELD_MAX)), // six bytes each when escaped
+            rule: "tests/cargo-test".into(),
+            ..LedgerEntry::default()
+        };
+        store.append_ledger(&entry).unwrap();
+        let text = fs::read_to_string(store.ledger_path()).unwrap();
+        assert!(text.len() <= LEDGER_LINE_MAX && text.ends_with('\n'));
+        let read: LedgerEntry = serde_json::from_str(&text).unwrap();
+        assert!(read.command.starts_with("cargo test é") && read.command.ends_with('…'));
+        assert!(read.command.len() <= LEDGER_FIELD_MAX, "{}", read.command.len());
+        assert!(read.cwd.unwrap().len() <= LEDGER_FIELD_MAX);
+        assert_eq!(read.rule, "tests/cargo-test");
         fs::remove_dir_all(&root).unwrap();
     }
 
