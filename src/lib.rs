@@ -43,6 +43,7 @@ pub mod run;
 pub mod session;
 pub mod shell;
 pub mod skills;
+pub mod stats;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;
