@@ -23,6 +23,7 @@ mod rules;
 mod run;
 mod session;
 mod skills;
+mod stats;
 mod tmux;
 mod transparency;
 mod util;
