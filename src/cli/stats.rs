@@ -202,7 +202,7 @@ const KEY_WIDTH: usize = 26;
 const BAR_WIDTH: usize = 20;
 
 /// The text report: a header with the totals, one table per grouping, and the footnote on
-/// the estimate. Every line is under 100 columns (the key column is cut to fit).
+/// the estimate. Table lines stay under 100 columns (the key column is cut to fit).
 fn text(summary: &Summary, view: &View<'_>) -> String {
     let ledger = view.ledger.display().to_string();
     let ledger = diag::escape(&ledger);
