@@ -47,4 +47,5 @@ pub mod stats;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;
+pub mod transcripts;
 pub mod verify;
