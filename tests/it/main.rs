@@ -25,5 +25,6 @@ mod session;
 mod skills;
 mod stats;
 mod tmux;
+mod transcripts;
 mod transparency;
 mod util;
