@@ -3,6 +3,7 @@
 //! test in a fresh temporary HOME with an empty environment.
 
 mod delta;
+mod discover;
 mod fullscreen;
 mod fuzz_tree;
 mod hardening_fs;
