@@ -270,9 +270,12 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
+/// A trend as JSON: the two rates and whether that is a fall; `null` without a trend.
 fn trend_json(t: Option<Trend>) -> Value {
-    t.filter(Trend::is_falling)
-        .map_or(Value::Null, |t| json!({ "before": t.before, "after": t.after }))
+    t.map_or(
+        Value::Null,
+        |t| json!({ "before": t.before, "after": t.after, "falling": t.is_falling() }),
+    )
 }
 
 /// One JSON document: the sessions, the total, the flags, what was read.
@@ -287,12 +290,12 @@ fn json_doc(sessions: &[&Session], read: &Read) -> Value {
                 "cwd": s.cwd,
                 "firstTime": s.first.map(|t| t / 1000),
                 "lastTime": s.last.map(|t| t / 1000),
-                "apiCalls": s.calls.len(),
+                "apiCalls": s.api_calls,
                 "shellCalls": s.shell.len(),
                 "shellTokens": shell,
                 "tjTokens": tj,
                 "tjShare": share(tj, shell),
-                "hitRateFalling": trend_json(s.trend()),
+                "hitRateTrend": trend_json(s.trend()),
             });
             merge(&mut row, usage_json(&s.usage));
             row
@@ -305,7 +308,7 @@ fn json_doc(sessions: &[&Session], read: &Read) -> Value {
     json!({
         "sessions": rows,
         "total": sum,
-        "hitRateFallingAcrossSessions": trend_json(trend_across(sessions)),
+        "hitRateTrendAcrossSessions": trend_json(trend_across(sessions)),
         "read": {
             "directories": read.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
             "files": read.scan.files,
@@ -343,7 +346,7 @@ fn csv(sessions: &[&Session]) -> String {
             u.cache_write.map_or_else(String::new, |w| w.to_string()),
             u.output,
             opt(u.hit_rate()),
-            s.calls.len(),
+            s.api_calls,
             s.shell.len(),
             shell,
             tj,

@@ -23,7 +23,7 @@ use std::io::{self, Read};
 
 use serde::Deserialize;
 
-use super::lenient::{Num, Obj, Output, Text};
+use super::lenient::{Flag, Num, Obj, Output, Text};
 use super::{Harness, Lines, Session, ShellCall, Usage, Via};
 
 /// The parts of a line that are read; serde skips the rest without building it.
@@ -37,6 +37,8 @@ struct Line<'a> {
     cwd: Text<'a>,
     #[serde(default, borrow, rename = "requestId")]
     request_id: Text<'a>,
+    #[serde(default, rename = "isSidechain")]
+    sidechain: Flag,
     #[serde(default, borrow)]
     message: Obj<Message<'a>>,
 }
@@ -141,13 +143,22 @@ struct Input<'a> {
 /// The tool whose calls are shell commands.
 const SHELL_TOOL: &str = "Bash";
 
+/// One API response's usage, as counted so far.
+struct Response {
+    session: usize,
+    usage: Usage,
+    /// A subagent's (`isSidechain`).
+    sidechain: bool,
+}
+
 /// What one file holds, being built.
 #[derive(Default)]
 struct File {
     sessions: Vec<Session>,
     by_id: HashMap<String, usize>,
-    /// Message key → (session index, call index).
-    messages: HashMap<String, (usize, usize)>,
+    responses: Vec<Response>,
+    /// Message key → index in `responses`.
+    messages: HashMap<String, usize>,
     /// Tool-use id → (session index, shell call index), for the results to come.
     tools: HashMap<String, (usize, usize)>,
     seen_tools: HashSet<String>,
@@ -191,7 +202,7 @@ impl File {
         let Some(message) = line.message.0 else { return };
         if let Some(usage) = message.usage.0 {
             let key = message.id.get().or(line.request_id.get());
-            self.add_usage(s, key, &usage, claimed);
+            self.add_usage(s, key, &usage, line.sidechain.0, claimed);
         }
         for block in message.content.0 {
             match block.kind.get() {
@@ -205,9 +216,10 @@ impl File {
     /// Counts a response's usage once per key (see the module doc).
     fn add_usage(
         &mut self,
-        s: usize,
+        session: usize,
         key: Option<&str>,
         raw: &RawUsage,
+        sidechain: bool,
         claimed: &mut HashSet<String>,
     ) {
         let usage = Usage {
@@ -217,18 +229,18 @@ impl File {
             output: raw.output_tokens.0.unwrap_or(0),
         };
         if let Some(key) = key {
-            if let Some(&(s, c)) = self.messages.get(key) {
-                let call = &mut self.sessions[s].calls[c];
-                let output = call.output.max(usage.output);
-                *call = Usage { output, ..usage };
+            if let Some(&r) = self.messages.get(key) {
+                let counted = &mut self.responses[r].usage;
+                let output = counted.output.max(usage.output);
+                *counted = Usage { output, ..usage };
                 return;
             }
             if !claimed.insert(key.to_owned()) {
                 return;
             }
-            self.messages.insert(key.to_owned(), (s, self.sessions[s].calls.len()));
+            self.messages.insert(key.to_owned(), self.responses.len());
         }
-        self.sessions[s].calls.push(usage);
+        self.responses.push(Response { session, usage, sidechain });
     }
 
     fn add_call(&mut self, s: usize, block: &Block<'_>, time: Option<u64>) {
@@ -263,9 +275,12 @@ impl File {
 
     fn finish(self) -> Vec<Session> {
         let mut sessions = self.sessions;
-        for session in &mut sessions {
-            for call in &session.calls {
-                session.usage.add(call);
+        for r in self.responses {
+            let session = &mut sessions[r.session];
+            session.usage.add(&r.usage);
+            session.api_calls += 1;
+            if !r.sidechain {
+                session.calls.push(r.usage);
             }
         }
         sessions
@@ -305,6 +320,20 @@ mod tests {
         assert_eq!(sessions[0].calls.len(), 1);
         assert_eq!(sessions[0].shell.len(), 1);
         assert_eq!(sessions[0].shell[0].command, "cargo test");
+    }
+
+    #[test]
+    fn a_subagents_calls_are_billed_but_left_out_of_the_trend() {
+        let line = |id: &str, sidechain: bool| {
+            format!(
+                r#"{{"type":"assistant","isSidechain":{sidechain},"sessionId":"s","message":{{"id":"{id}","usage":{{"input_tokens":1,"cache_creation_input_tokens":2,"cache_read_input_tokens":3,"output_tokens":4}}}}}}"#
+            )
+        };
+        let text = [line("m1", false), line("m2", true), line("m3", false)].join("\n");
+        let (sessions, _) = read_text(&text);
+        assert_eq!(sessions[0].api_calls, 3);
+        assert_eq!(sessions[0].calls.len(), 2);
+        assert_eq!(sessions[0].usage.output, 12);
     }
 
     #[test]

@@ -142,6 +142,7 @@ pub(crate) fn read<R: Read>(lines: &mut Lines<R>, path: &Path) -> io::Result<Vec
     }
     lines.skipped += bad;
     let mut session = file.session;
+    session.api_calls = session.calls.len();
     if let Some(total) = file.last_total {
         session.usage = total.usage();
     }

@@ -91,6 +91,47 @@ impl Text<'_> {
     }
 }
 
+/// A boolean; `false` for a value of any other type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Flag(pub(crate) bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Flag;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Flag, E> {
+                Ok(Flag(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Flag, E> {
+                Ok(Flag(false))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Flag, E> {
+                Ok(Flag(false))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Flag, E> {
+                Ok(Flag(false))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Flag, E> {
+                Ok(Flag(false))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Flag, E> {
+                Ok(Flag(false))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Flag, A::Error> {
+                drain_seq(seq).map(|()| Flag(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Flag, A::Error> {
+                drain_map(map).map(|()| Flag(false))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
 /// A count: a non-negative integer (or a float, truncated), else `None`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Num(pub(crate) Option<u64>);

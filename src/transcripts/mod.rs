@@ -167,9 +167,13 @@ pub struct Session {
     pub first: Option<u64>,
     /// See `first`.
     pub last: Option<u64>,
-    /// Everything billed.
+    /// Everything billed, subagents' calls included.
     pub usage: Usage,
-    /// Each API call's usage, in order (what the hit-rate trend is judged on).
+    /// API calls billed, subagents' included.
+    pub api_calls: usize,
+    /// The usage of each API call of the main conversation, in order: what the hit-rate
+    /// trend is judged on. A subagent's calls are left out: they start a cache of their
+    /// own, cold, and would read as a fall wherever they came.
     pub calls: Vec<Usage>,
     /// The shell calls, in order.
     pub shell: Vec<ShellCall>,
@@ -184,6 +188,7 @@ impl Session {
             first: None,
             last: None,
             usage: Usage::default(),
+            api_calls: 0,
             calls: Vec::new(),
             shell: Vec::new(),
         }
@@ -392,7 +397,7 @@ pub fn scan_with(roots: &[PathBuf], limits: Limits) -> Scan {
         }
     }
     scan.sessions =
-        sessions.into_values().filter(|s| !s.calls.is_empty() || !s.shell.is_empty()).collect();
+        sessions.into_values().filter(|s| s.api_calls > 0 || !s.shell.is_empty()).collect();
     scan
 }
 
@@ -407,6 +412,7 @@ fn merge(sessions: &mut BTreeMap<(Harness, String), Session>, session: Session) 
     into.saw(session.last);
     into.cwd = into.cwd.take().or(session.cwd);
     into.usage.add(&session.usage);
+    into.api_calls += session.api_calls;
     into.calls.extend(session.calls);
     into.shell.extend(session.shell);
     into.shell.sort_by_key(|c| c.time);
