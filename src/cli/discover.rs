@@ -48,8 +48,8 @@ pub(crate) struct Args {
     transcripts_dir: Vec<PathBuf>,
 
     /// How many commands to show
-    #[arg(long, value_name = "N", default_value_t = 15)]
-    limit: usize,
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
 
     /// How to print: text, json or csv
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -128,7 +128,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     ranked.sort_by(|(ka, a), (kb, b)| {
         b.tokens.cmp(&a.tokens).then_with(|| b.runs.cmp(&a.runs)).then_with(|| ka.cmp(kb))
     });
-    ranked.truncate(args.limit);
+    ranked.truncate(usize::try_from(args.limit).unwrap_or(usize::MAX));
     let catcher = Catcher::new(env);
     let findings: Vec<Finding<'_>> = ranked
         .into_iter()

@@ -269,7 +269,8 @@ pub struct Skipped {
     pub lines: usize,
     /// Files with such lines.
     pub files: usize,
-    /// Files that could not be opened or read to the end.
+    /// Files that could not be opened or read to the end, and directories that could not
+    /// be listed.
     pub unreadable: usize,
     /// Symbolic links below a directory named (not followed).
     pub links: usize,
@@ -304,11 +305,8 @@ impl Scan {
             ));
         }
         if s.unreadable > 0 {
-            parts.push(format!(
-                "{} unreadable {}",
-                s.unreadable,
-                plural(s.unreadable, "file", "files")
-            ));
+            let what = plural(s.unreadable, "file or directory", "files or directories");
+            parts.push(format!("{} unreadable {what}", s.unreadable));
         }
         if s.links > 0 {
             parts.push(format!("{} symbolic {}", s.links, plural(s.links, "link", "links")));
