@@ -266,7 +266,19 @@ pub fn read_regular(path: &Path, follow: bool, max: u64) -> Result<Vec<u8>, Read
 /// regular file, in blocking mode again. A symbolic link fails the open (`ELOOP`); a FIFO
 /// opens without waiting for a peer (or fails with `ENXIO`) and is then refused.
 fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
-    let file = options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    let file =
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(|err| {
+            // `O_NOFOLLOW` on a symbolic link fails with ELOOP, whose text ("Too many levels of
+            // symbolic links") says nothing of why.
+            if err.raw_os_error() == Some(libc::ELOOP) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("`{}` is a symbolic link, which tj does not follow", path.display()),
+                )
+            } else {
+                err
+            }
+        })?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         return Err(io::Error::new(
@@ -534,6 +546,21 @@ mod tests {
 
     fn mkfifo(path: &Path) {
         nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    }
+
+    #[test]
+    fn a_symbolic_link_is_refused_by_name_not_by_errno_text() {
+        let tmp = TempDir::new("link");
+        let target = tmp.0.join("target");
+        File::create(&target).unwrap();
+        let link = tmp.0.join("link");
+        symlink(&target, &link).unwrap();
+        let err = open_read(&link).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("`{}` is a symbolic link, which tj does not follow", link.display())
+        );
+        assert!(open_read(&target).is_ok());
     }
 
     #[test]
