@@ -142,10 +142,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
     };
     // The caller passed the exit code in: it has it already (`[tj] exit N` is for `tj run`,
     // where tj is the agent's only view of the run).
-    let previous = match (&store, &artifact) {
-        (Ok(store), Some(artifact)) => previous_run(store, &meta, artifact),
-        _ => None,
-    };
+    let (last, previous) = look_back(store.as_ref().ok(), &meta, artifact.as_ref());
     let opts = Options {
         limits: config.limits,
         raw: req.raw,
@@ -177,7 +174,7 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         super::redact(&mut outcome);
     }
     match (&store, &artifact) {
-        (Ok(store), Some(artifact)) => record(store, artifact, &mut meta, &mut outcome),
+        (Ok(store), Some(artifact)) => record(store, artifact, &mut meta, &mut outcome, &last),
         (Ok(store), None) if raw.is_empty() => record_unstored(store, &meta, &outcome),
         _ => {}
     }
@@ -204,23 +201,59 @@ fn give_back(outcome: &mut crate::reduce::Reduction, raw: &[u8]) {
 /// whole) gives none.
 const PREVIOUS_LIMIT: u64 = 4 << 20;
 
-/// The previous run of this command in this session and directory, if it was recorded
-/// recently and its output differs from this one's (an identical output is a dedupe stub's
-/// business): its id, its age and the failures its rendition names (`reduce::delta`).
-/// `meta` is this run's, after the original was stored.
-pub(crate) fn previous_run(
-    store: &Store,
+/// The last run recorded for this command in this session and directory (`None` outside a
+/// session), read once: before this run is recorded over it, for both the delta and the
+/// dedupe check.
+#[derive(Debug, Default)]
+pub(crate) struct LastRun {
+    /// The record's key ([`crate::store::run_key`]).
+    key: Option<String>,
+    /// The artifact id and time recorded under it.
+    recorded: Option<(String, u64)>,
+}
+
+/// The last run of the command `meta` describes, and the previous run its delta is told
+/// against, if the original was stored (`artifact`); nothing otherwise.
+pub(crate) fn look_back(
+    store: Option<&Store>,
     meta: &Metadata,
-    artifact: &ArtifactRef,
-) -> Option<reduce::delta::Previous> {
-    let key = crate::store::run_key(meta)?;
-    let (id, time) = store.last_run(&key)?;
-    let age_secs = meta.created_at.saturating_sub(time);
-    if id == artifact.id || age_secs > crate::store::DELTA_TTL_SECS {
-        return None;
+    artifact: Option<&ArtifactRef>,
+) -> (LastRun, Option<reduce::delta::Previous>) {
+    let (Some(store), Some(artifact)) = (store, artifact) else {
+        return (LastRun::default(), None);
+    };
+    let last = LastRun::read(store, meta);
+    let previous = last.previous(store, meta, artifact);
+    (last, previous)
+}
+
+impl LastRun {
+    /// Reads the record for the run `meta` describes.
+    pub(crate) fn read(store: &Store, meta: &Metadata) -> LastRun {
+        let key = crate::store::run_key(meta);
+        let recorded = key.as_deref().and_then(|key| store.last_run(key));
+        LastRun { key, recorded }
     }
-    let text = store.read_rendition_within(&id, PREVIOUS_LIMIT).ok()?;
-    Some(reduce::delta::Previous { failures: reduce::delta::failures(&text), id, age_secs })
+
+    /// The previous run, if it was recorded recently and its output differs from this one's
+    /// (an identical output is a dedupe stub's business): its id, its age and the failures
+    /// its rendition names (`reduce::delta`). `meta` is this run's, after the original was
+    /// stored.
+    pub(crate) fn previous(
+        &self,
+        store: &Store,
+        meta: &Metadata,
+        artifact: &ArtifactRef,
+    ) -> Option<reduce::delta::Previous> {
+        let (id, time) = self.recorded.as_ref()?;
+        let age_secs = meta.created_at.saturating_sub(*time);
+        if *id == artifact.id || age_secs > crate::store::DELTA_TTL_SECS {
+            return None;
+        }
+        let text = store.read_rendition_within(id, PREVIOUS_LIMIT).ok()?;
+        let failures = reduce::delta::failures(&text);
+        Some(reduce::delta::Previous { id: id.clone(), age_secs, failures })
+    }
 }
 
 /// Records a run whose output was empty: a ledger line, nothing else. There is nothing to get
@@ -275,15 +308,14 @@ pub(crate) fn record(
     artifact: &ArtifactRef,
     meta: &mut Metadata,
     outcome: &mut reduce::Reduction,
+    last: &LastRun,
 ) {
     // A repeat of the last run only: after a different output in between, this one is news
-    // again, and the delta ([`previous_run`]) tells how.
-    let key = crate::store::run_key(meta);
-    let last = key.as_deref().and_then(|key| store.last_run(key));
+    // again, and the delta ([`LastRun::previous`]) tells how.
     let repeat = store
         .previous(&artifact.id)
         .filter(|prev| crate::store::is_repeat(prev, meta))
-        .filter(|_| last.as_ref().is_none_or(|(id, _)| *id == artifact.id));
+        .filter(|_| last.recorded.as_ref().is_none_or(|(id, _)| *id == artifact.id));
     meta.rule = Some(outcome.rule.clone());
     meta.reduced_chars = Some(outcome.reduced_chars);
     meta.tokens = Some((outcome.raw_tokens, outcome.reduced_tokens));
@@ -307,8 +339,8 @@ pub(crate) fn record(
         outcome,
         repeat.is_some(),
     )));
-    if let Some(key) = key
-        && let Err(err) = store.set_last_run(&key, &artifact.id, meta.created_at)
+    if let Some(key) = &last.key
+        && let Err(err) = store.set_last_run(key, &artifact.id, meta.created_at)
     {
         diag::warn_once(&format!("{err:#}"));
     }

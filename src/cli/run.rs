@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 
-use super::reduce::{previous_run, record, record_unstored};
+use super::reduce::{look_back, record, record_unstored};
 use crate::capture::{Capture, Captured, Limits, Piece, Storage};
 use crate::diag;
 use crate::emit::{self, Channel, Format};
@@ -113,16 +113,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     // An empty output is not stored (see `record_unstored`).
     let empty = run.captured.total_bytes == 0 && run.captured.streamed.is_none();
     let artifact = if empty { None } else { persist(store.as_ref(), &mut run.captured, &mut meta) };
-    let previous = match (&store, &artifact) {
-        (Some(store), Some(artifact)) => previous_run(store, &meta, artifact),
-        _ => None,
-    };
+    let (last, previous) = look_back(store.as_ref(), &meta, artifact.as_ref());
     let mut rendition =
         reduce_output(args, env, &run, (artifact.as_ref(), previous.as_ref()), &argv, setup);
     annotate(&mut rendition, args, &run);
     match (&store, &artifact, &mut rendition) {
         (Some(store), Some(artifact), Rendition::Reduced(reduction)) => {
-            record(store, artifact, &mut meta, reduction);
+            record(store, artifact, &mut meta, reduction, &last);
         }
         (Some(store), None, Rendition::Reduced(reduction)) if empty => {
             record_unstored(store, &meta, reduction);

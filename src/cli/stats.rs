@@ -102,14 +102,7 @@ fn days_from_date(text: &str) -> Option<u64> {
     if text.len() != 10 || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    // Howard Hinnant's days_from_civil.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    u64::try_from(era * 146_097 + doe - 719_468).ok()
+    u64::try_from(crate::transcripts::days_from_civil(year, month, day)).ok()
 }
 
 /// The UTC date (`YYYY-MM-DD`) of a time in seconds since the Unix epoch.
@@ -376,17 +369,9 @@ fn plural(n: u64, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{} {what}s", grouped(n)) }
 }
 
-/// `1234567` → `1,234,567`.
+/// `1234567` → `1,234,567` (`reduce::group`, for the ledger's `u64` counts).
 fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::reduce::group(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// A count for a table cell: exact with separators below 100,000, then `123.4k`, `12.3M`,
