@@ -36,13 +36,19 @@ pub(super) fn line(b: &mut Builder, n: usize, value: &Value) -> Result<()> {
     }
     let Some(blocks) = content.and_then(Value::as_array) else { return Ok(()) };
     let mut first_text = None;
+    let mut results = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         match block.get("type").and_then(Value::as_str).unwrap_or_default() {
             "tool_use" => tool_use(b, n, block)?,
-            "tool_result" => tool_result(b, n, i, block)?,
+            "tool_result" => results.push(tool_result(b, n, i, block)?),
             "text" if first_text.is_none() => first_text = Some(i),
             _ => {}
         }
+    }
+    // The entry's `toolUseResult` is the harness's own copy of its one result (an entry with
+    // several results has no way to tell whose copy it is, and keeps it).
+    if let ([id], Some(copy)) = (results.as_slice(), value.get("toolUseResult")) {
+        b.echo(id, n, copy, vec![key("toolUseResult")]);
     }
     if kind == "user"
         && value.get("isMeta") != Some(&Value::Bool(true))
@@ -62,8 +68,8 @@ fn tool_use(b: &mut Builder, n: usize, block: &Value) -> Result<()> {
     b.call(n, id, name, kind, label)
 }
 
-/// A `tool_result` block, block `i` of the message.
-fn tool_result(b: &mut Builder, n: usize, i: usize, block: &Value) -> Result<()> {
+/// A `tool_result` block, block `i` of the message; returns the id of its call.
+fn tool_result(b: &mut Builder, n: usize, i: usize, block: &Value) -> Result<String> {
     let id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
     let failed = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
     let text = match block.get("content") {
@@ -73,7 +79,8 @@ fn tool_result(b: &mut Builder, n: usize, i: usize, block: &Value) -> Result<()>
         Some(_) => None,
     };
     let path = vec![key("message"), key("content"), OwnedStep::Index(i), key("content")];
-    b.result(n, id, path, text, failed)
+    b.result(n, id, path, text, failed)?;
+    Ok(id.to_owned())
 }
 
 /// The texts of `parts` joined by line breaks, if every part is a text block of `kind`.

@@ -6,7 +6,8 @@
 //! (`call_id`, `action.command`), and their outputs `function_call_output` /
 //! `custom_tool_call_output` (`call_id`, `output`: a string, text items, or in old logs
 //! `{content, success}`). `event_msg` lines repeat what the user interface showed and pass
-//! through, as does every type not named here.
+//! through, as does every type not named here, but for the copies of a call's output that
+//! an event holds (its echoes).
 
 use anyhow::Result;
 use serde_json::Value;
@@ -31,6 +32,10 @@ pub(super) fn line(b: &mut Builder, n: usize, value: &Value) -> Result<()> {
             Ok(())
         }
         "response_item" => item(b, n, payload),
+        "event_msg" => {
+            event(b, n, payload);
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -38,6 +43,21 @@ pub(super) fn line(b: &mut Builder, n: usize, value: &Value) -> Result<()> {
 fn set_cwd(b: &mut Builder, payload: &Value) {
     if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
         b.cwd = Some(cwd.to_owned());
+    }
+}
+
+/// The output fields of the events that copy a call's result for the user interface
+/// (`exec_command_end`, and the ends of patches and MCP calls).
+const ECHO_FIELDS: [&str; 5] =
+    ["aggregated_output", "formatted_output", "stdout", "stderr", "result"];
+
+/// An `event_msg`'s payload: one that names a call may copy its output.
+fn event(b: &mut Builder, n: usize, payload: &Value) {
+    let Some(id) = payload.get("call_id").and_then(Value::as_str) else { return };
+    for field in ECHO_FIELDS {
+        if let Some(value) = payload.get(field) {
+            b.echo(id, n, value, vec![key("payload"), key(field)]);
+        }
     }
 }
 

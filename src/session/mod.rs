@@ -102,6 +102,59 @@ pub struct ToolResult {
     pub failed: bool,
     /// Estimated tokens of `text`.
     pub tokens: usize,
+    /// Other copies of the result in the log, which the harness keeps for its own display.
+    pub echoes: Vec<Echo>,
+}
+
+/// A copy of a tool result that the harness writes beside the one the model sees: Claude
+/// Code's `toolUseResult` (a command's `stdout`, a read file's `content`, a search's file
+/// names) and Codex's `exec_command_end` events (`aggregated_output`, `stdout`, …). The model
+/// never sees it, but a dropped result must not stay in the compacted log through its copy,
+/// so it goes with the result.
+#[derive(Clone, Debug)]
+pub struct Echo {
+    /// The line it is on.
+    pub line: usize,
+    /// The path, inside the line's JSON, to the value.
+    pub path: Vec<OwnedStep>,
+    /// The value is an array of strings (emptied when dropped), not a string.
+    pub array: bool,
+}
+
+/// A string or array of strings shorter than this is not worth an echo: numbers of lines,
+/// flags and short names stay as the harness wrote them.
+const ECHO_MIN: usize = 64;
+
+/// The echoes in `value`, which sits at `path` on line `n`: every string of at least
+/// [`ECHO_MIN`] bytes, and every array of strings holding that many.
+fn echoes_in(value: &serde_json::Value, n: usize, path: &mut Vec<OwnedStep>, out: &mut Vec<Echo>) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.len() >= ECHO_MIN => {
+            out.push(Echo { line: n, path: path.clone(), array: false });
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
+            let len: usize = items.iter().filter_map(Value::as_str).map(str::len).sum();
+            if len >= ECHO_MIN {
+                out.push(Echo { line: n, path: path.clone(), array: true });
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(OwnedStep::Index(i));
+                echoes_in(item, n, path, out);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                path.push(OwnedStep::Key(k.clone()));
+                echoes_in(item, n, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A [`Step`] that owns its key.
@@ -247,6 +300,9 @@ struct Builder {
     answered: Vec<bool>,
     /// The working directory the log last named.
     cwd: Option<String>,
+    /// Echoes by the id of the call whose result they copy (they may come before the
+    /// result).
+    echoes: std::collections::HashMap<String, Vec<Echo>>,
 }
 
 impl Builder {
@@ -269,6 +325,7 @@ impl Builder {
             by_id: std::collections::HashMap::new(),
             answered: Vec::new(),
             cwd: None,
+            echoes: std::collections::HashMap::new(),
         }
     }
 
@@ -330,11 +387,35 @@ impl Builder {
             bail!("line {}: a second result for tool id `{id}`; nothing was changed", n + 1);
         }
         let tokens = text.as_deref().map_or(0, crate::reduce::tokens::estimate);
-        self.transcript.results.push(ToolResult { call, line: n, path, text, failed, tokens });
+        self.transcript.results.push(ToolResult {
+            call,
+            line: n,
+            path,
+            text,
+            failed,
+            tokens,
+            echoes: Vec::new(),
+        });
         Ok(())
     }
 
-    fn finish(self) -> Transcript {
+    /// Records the echoes of call `id`'s result in `value`, at `path` on line `n`.
+    fn echo(&mut self, id: &str, n: usize, value: &serde_json::Value, mut path: Vec<OwnedStep>) {
+        let mut found = Vec::new();
+        echoes_in(value, n, &mut path, &mut found);
+        if !found.is_empty() {
+            self.echoes.entry(id.to_owned()).or_default().extend(found);
+        }
+    }
+
+    /// The transcript, each result with its echoes.
+    fn finish(mut self) -> Transcript {
+        for r in &mut self.transcript.results {
+            let id = &self.transcript.calls[r.call].id;
+            if let Some(echoes) = self.echoes.remove(id) {
+                r.echoes = echoes;
+            }
+        }
         self.transcript
     }
 }

@@ -1,12 +1,12 @@
 //! The compacted log: each dropped result's value replaced by its placeholder, in place,
-//! every other byte of the log as it was; a note at the end of the last placeholder of each
+//! and its echoes (the harness's own copies) emptied; every other byte of the log as it was; a note at the end of the last placeholder of each
 //! turn that lost results; and, once anything is dropped, a note at the head of the first
 //! prompt asking the model to check the state with tools.
 
 use anyhow::{Context, Result};
 
 use super::plan::{Plan, placeholder};
-use super::{Transcript, span, steps};
+use super::{Echo, Transcript, span, steps};
 
 /// The note put at the head of the first prompt once anything is dropped.
 pub const SESSION_NOTE: &str = "[tj compact: stale tool results in this session were replaced by placeholders; each names `tj expand ID`, which prints the original. Before reporting work as done, check the state of files, builds and tests with tools again.]\n\n";
@@ -53,6 +53,9 @@ pub fn rewrite(t: &Transcript, bytes: &[u8], plan: &Plan) -> Result<Compacted> {
             ));
         }
         edits.push(replacement(t, bytes, r.line, &steps(&r.path), |_| Ok(new))?);
+        for echo in &r.echoes {
+            edits.push(echo_replacement(t, bytes, echo, &id)?);
+        }
         dropped.push(Dropped { result: i, id });
     }
     if !dropped.is_empty()
@@ -85,12 +88,43 @@ fn replacement(
     path: &[span::Step<'_>],
     make: impl FnOnce(&[u8]) -> Result<String>,
 ) -> Result<(usize, usize, String)> {
+    raw_replacement(t, bytes, n, path, |old| {
+        let text = make(old)?;
+        serde_json::to_string(&text).context("could not encode a placeholder")
+    })
+}
+
+/// The edit emptying an echo of a result dropped under store id `id`: a string becomes a
+/// short pointer to the placeholder, an array of strings becomes `[]` (its type kept, so
+/// the harness still reads the entry).
+fn echo_replacement(
+    t: &Transcript,
+    bytes: &[u8],
+    echo: &Echo,
+    id: &str,
+) -> Result<(usize, usize, String)> {
+    raw_replacement(t, bytes, echo.line, &steps(&echo.path), |_| {
+        Ok(if echo.array {
+            "[]".to_owned()
+        } else {
+            format!("\"[tj compact: dropped with the tool result; tj expand {id}]\"")
+        })
+    })
+}
+
+/// The edit replacing the value at `path` in line `n` by the JSON text `make(old)` returns.
+fn raw_replacement(
+    t: &Transcript,
+    bytes: &[u8],
+    n: usize,
+    path: &[span::Step<'_>],
+    make: impl FnOnce(&[u8]) -> Result<String>,
+) -> Result<(usize, usize, String)> {
     let line = t.line_bytes(bytes, n);
     let (start, end) = span::find(line, path).with_context(|| {
         format!("line {}: could not find the value to replace (a bug in tj)", n + 1)
     })?;
-    let text = make(&line[start..end])?;
-    let json = serde_json::to_string(&text).context("could not encode a placeholder")?;
+    let json = make(&line[start..end])?;
     let base = t.lines[n].start;
     Ok((base + start, base + end, json))
 }

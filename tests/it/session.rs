@@ -43,33 +43,68 @@ fn compact(env: &TestEnv, input: &Path, extra: &[&str]) -> (std::process::Output
 
 /// The validator every compacted output goes through: it parses; every call has its result
 /// and every result its call (no orphan either way); the lines, roles, order and pairing are
-/// the original's; a line is byte for byte the original's unless it holds a dropped result
-/// or the first prompt, and such a line differs only in those values.
+/// the original's; a line is byte for byte the original's unless it holds a dropped result,
+/// an echo of one (the harness's own copy) or the first prompt, and such a line differs only
+/// in those values.
 fn validate(original: &[u8], compacted: &[u8]) -> Transcript {
     let before = Transcript::parse(original).unwrap();
     let after = Transcript::parse(compacted).unwrap();
     check_pairing(&after).unwrap();
     same_shape(&before, &after).unwrap();
-    let dropped: Vec<usize> =
-        dropped_results(&after).into_iter().map(|i| after.results[i].line).collect();
+    // Every value a drop may change, by line.
+    let mut changed: Vec<(usize, Vec<tj::session::OwnedStep>)> = Vec::new();
+    for i in dropped_results(&after) {
+        let r = &before.results[i];
+        changed.push((r.line, r.path.clone()));
+        changed.extend(r.echoes.iter().map(|e| (e.line, e.path.clone())));
+    }
+    if let Some(n) = before.first_user {
+        changed.push((n, before.first_user_text.clone()));
+    }
     for n in 0..before.lines.len() {
         let (a, b) = (before.line_bytes(original, n), after.line_bytes(compacted, n));
-        if dropped.contains(&n) || Some(n) == before.first_user {
+        if changed.iter().any(|(line, _)| *line == n) {
             let (mut a, mut b): (Value, Value) =
                 (serde_json::from_slice(a).unwrap(), serde_json::from_slice(b).unwrap());
-            for r in after.results.iter().filter(|r| r.line == n) {
-                *pointer(&mut b, &r.path) = pointer(&mut a, &r.path).clone();
+            for (_, path) in changed.iter().filter(|(line, _)| *line == n) {
+                *pointer(&mut b, path) = pointer(&mut a, path).clone();
             }
-            if Some(n) == before.first_user {
-                *pointer(&mut b, &before.first_user_text) =
-                    pointer(&mut a, &before.first_user_text).clone();
-            }
-            assert_eq!(a, b, "line {} changed beyond its result and note", n + 1);
+            assert_eq!(a, b, "line {} changed beyond its result, echoes and note", n + 1);
         } else {
             assert_eq!(a, b, "line {} is not byte for byte the original", n + 1);
         }
     }
     after
+}
+
+/// Asserts that no line of a dropped result's text (of 40 bytes or more, JSON-escaped as
+/// the log holds it) is left anywhere in the compacted log: not in the result, and not in
+/// the harness's own copies of it. A line that a kept result also holds is not checked.
+fn assert_dropped_text_is_gone(before: &Transcript, after: &Transcript, compacted: &[u8]) {
+    let compacted = String::from_utf8_lossy(compacted);
+    let dropped = dropped_results(after);
+    // Codex's `shell` tool wraps the output in JSON: `{"output": …, "metadata": …}`.
+    let text = |i: usize| -> String {
+        let text = before.results[i].text.clone().unwrap_or_default();
+        serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v.get("output").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or(text)
+    };
+    let kept: Vec<String> =
+        (0..before.results.len()).filter(|i| !dropped.contains(i)).map(text).collect();
+    for &i in &dropped {
+        let text = text(i);
+        for line in text.lines().filter(|l| l.len() >= 40 && !kept.iter().any(|k| k.contains(l))) {
+            let escaped = serde_json::to_string(line).unwrap();
+            let escaped = &escaped[1..escaped.len() - 1];
+            assert!(
+                !compacted.contains(escaped),
+                "{}: a dropped line is still in the log: {line}",
+                after.calls[after.results[i].call].id
+            );
+        }
+    }
 }
 
 fn pointer<'v>(value: &'v mut Value, path: &[tj::session::OwnedStep]) -> &'v mut Value {
@@ -116,6 +151,9 @@ fn claude_code_fixture_drops_what_its_ids_say_and_keeps_everything_else_verbatim
     let written = written.expect("a compacted log");
     let t = validate(&read(&input), &written);
     assert_decisions(&t, false);
+    let before = Transcript::parse(&read(&input)).unwrap();
+    assert!(before.results.iter().any(|r| !r.echoes.is_empty()), "no toolUseResult copies");
+    assert_dropped_text_is_gone(&before, &t, &written);
     assert_eq!(read(&input), read(&fixture("claude-basic.jsonl")), "the input was modified");
     let text = String::from_utf8(written).unwrap();
     assert!(text.contains("Before reporting work as done"), "no session note");
@@ -128,8 +166,12 @@ fn codex_fixture_drops_what_its_ids_say_and_keeps_everything_else_verbatim() {
     let input = copy(&env, "codex-basic.jsonl");
     let (out, written) = compact(&env, &input, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let t = validate(&read(&input), &written.unwrap());
+    let written = written.unwrap();
+    let t = validate(&read(&input), &written);
     assert_decisions(&t, false);
+    let before = Transcript::parse(&read(&input)).unwrap();
+    assert!(before.results.iter().any(|r| !r.echoes.is_empty()), "no exec_command_end copies");
+    assert_dropped_text_is_gone(&before, &t, &written);
 }
 
 #[test]

@@ -136,7 +136,9 @@ class Codex:
     def shell(self, cid, script, out, code=0, workdir=CWD):
         args = {"command": ["bash", "-lc", script], "workdir": workdir, "timeout_ms": 120000}
         self.line("response_item", {"type": "function_call", "name": "shell", "arguments": json.dumps(args), "call_id": cid})
-        self.line("event_msg", {"type": "exec_command_end", "call_id": cid, "exit_code": code})
+        # The user interface's copy of the output (rollouts keep it in extended persistence).
+        self.line("event_msg", {"type": "exec_command_end", "call_id": cid, "stdout": out, "stderr": "",
+                                "aggregated_output": out, "exit_code": code, "formatted_output": out})
         body = json.dumps({"output": out, "metadata": {"exit_code": code, "duration_seconds": 0.4}})
         self.line("response_item", {"type": "function_call_output", "call_id": cid, "output": body})
 
