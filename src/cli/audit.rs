@@ -28,9 +28,23 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 12)]
     keep_last: usize,
 
-    /// Every result, not only the largest 30
+    /// Every result, not only the largest 30 (JSON always has every result)
     #[arg(long)]
     all: bool,
+
+    /// How to print: text (a table) or json (one document, for scripts and adapters)
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Output formats of `tj audit`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// A table for people
+    #[default]
+    Text,
+    /// One JSON document
+    Json,
 }
 
 /// Results shown without `--all`.
@@ -42,7 +56,16 @@ const LOG_LIMIT: u64 = 1 << 30;
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let (path, bytes, transcript) = load(&args.session, env)?;
     let plan = plan_for(&transcript, &bytes, args.keep_last, env);
-    emit::stdout(&report(&path, &transcript, &plan, args.all))?;
+    let out = match args.format {
+        Format::Text => report(&path, &transcript, &plan, args.all),
+        Format::Json => {
+            let mut doc = serde_json::to_string_pretty(&document(&path, &transcript, &plan))
+                .context("could not encode the audit as JSON")?;
+            doc.push('\n');
+            doc
+        }
+    };
+    emit::stdout(&out)?;
     Ok(Status::Ok)
 }
 
@@ -133,6 +156,47 @@ fn report(path: &std::path::Path, t: &Transcript, plan: &Plan, all: bool) -> Str
         );
     }
     out
+}
+
+/// The audit as one JSON document: the totals, then every result in log order with what
+/// `tj compact` would do to it.
+fn document(path: &std::path::Path, t: &Transcript, plan: &Plan) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = t
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let call = &t.calls[r.call];
+            let v = &plan.verdicts[i];
+            serde_json::json!({
+                "line": r.line + 1,
+                "call_id": call.id,
+                "tool": call.tool,
+                "label": call.label,
+                "tokens": r.tokens,
+                "bytes": r.text.as_deref().map(str::len),
+                "age_turns": t.turns.saturating_sub(t.lines[call.line].turn),
+                "failed": r.failed,
+                "action": if v.drop { "drop" } else { "keep" },
+                "why": v.why,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "path": path.display().to_string(),
+        "harness": t.harness.name(),
+        "session_id": t.session_id,
+        "lines": t.lines.len(),
+        "messages": t.messages().count(),
+        "turns": t.turns,
+        "tokens": {
+            "context": t.tokens(),
+            "in_results": t.results.iter().map(|r| r.tokens).sum::<usize>(),
+            "reclaimable": plan.dropped().map(|i| t.results[i].tokens).sum::<usize>(),
+        },
+        "dropped": plan.dropped().count(),
+        "results": results,
+    })
 }
 
 /// `text` on one line, cut to `max` characters.

@@ -364,6 +364,35 @@ fn dry_run_and_audit_write_nothing_and_say_what_would_be_dropped() {
 }
 
 #[test]
+fn audit_json_lists_every_result_with_the_decision_compact_makes() {
+    let env = TestEnv::new();
+    for name in ["claude-basic.jsonl", "codex-basic.jsonl"] {
+        let input = copy(&env, name);
+        let audit = env.run(&["audit", input.to_str().unwrap(), "--format", "json"], b"");
+        assert!(audit.status.success(), "{}", stderr(&audit));
+        let doc: Value = serde_json::from_slice(&audit.stdout).expect("one JSON document");
+        let t = Transcript::parse(&read(&input)).unwrap();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), t.results.len(), "{name}: not every result");
+        let mut drops = 0;
+        for (row, r) in results.iter().zip(&t.results) {
+            let id = &t.calls[r.call].id;
+            assert_eq!(row["call_id"], id.as_str(), "{name}: not in log order");
+            assert_eq!(row["line"], r.line + 1);
+            let drop = row["action"] == "drop";
+            assert_eq!(drop, id.contains("_drop_"), "{name}: {id}: {row}");
+            assert!(row["why"].as_str().is_some_and(|w| !w.is_empty()), "{row}");
+            drops += usize::from(drop);
+        }
+        assert_eq!(doc["dropped"], drops);
+        assert_eq!(doc["tokens"]["context"], t.tokens());
+        let reclaimable = doc["tokens"]["reclaimable"].as_u64().unwrap();
+        assert!(reclaimable > 0 && reclaimable <= doc["tokens"]["in_results"].as_u64().unwrap());
+    }
+    assert!(!env.data().join("spill").exists(), "the store was written");
+}
+
+#[test]
 fn a_session_id_is_looked_up_in_the_harnesses_directories() {
     let env = TestEnv::new();
     let projects = env.root.join("home/.claude/projects/-w-proj");
