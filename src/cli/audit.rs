@@ -108,7 +108,7 @@ fn report(path: &std::path::Path, t: &Transcript, plan: &Plan, all: bool) -> Str
         out,
         "{} ({} session, {} lines, {} messages, {} turns)",
         path.display(),
-        t.harness.name(),
+        t.harness.title(),
         t.lines.len(),
         t.messages().count(),
         t.turns
@@ -184,7 +184,7 @@ fn document(path: &std::path::Path, t: &Transcript, plan: &Plan) -> serde_json::
         .collect();
     serde_json::json!({
         "path": path.display().to_string(),
-        "harness": t.harness.name(),
+        "harness": t.harness.title(),
         "session_id": t.session_id,
         "lines": t.lines.len(),
         "messages": t.messages().count(),

@@ -36,24 +36,8 @@ use anyhow::{Result, bail};
 use self::classify::Kind;
 use self::span::Step;
 
-/// The agent harness that wrote a log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Harness {
-    /// Anthropic's Claude Code.
-    ClaudeCode,
-    /// OpenAI's Codex CLI.
-    Codex,
-}
-
-impl Harness {
-    /// The harness's name, as tj prints it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => "Claude Code",
-            Harness::Codex => "Codex",
-        }
-    }
-}
+/// The agent harness that wrote a log: the same as `tj stats --transcripts` reads.
+pub use crate::transcripts::Harness;
 
 /// One line of the log.
 #[derive(Clone, Debug)]

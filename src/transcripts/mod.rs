@@ -58,6 +58,14 @@ impl Harness {
         self.host().name()
     }
 
+    /// Its name for people: `Claude Code`, `Codex`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "Claude Code",
+            Harness::Codex => "Codex",
+        }
+    }
+
     /// The host tj knows it as.
     pub fn host(self) -> crate::host::Host {
         match self {
