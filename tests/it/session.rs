@@ -174,6 +174,31 @@ fn codex_fixture_drops_what_its_ids_say_and_keeps_everything_else_verbatim() {
     assert_dropped_text_is_gone(&before, &t, &written);
 }
 
+/// The fixtures of the other shapes each harness writes: parallel calls answered in one
+/// entry, images, partial reads, Write after Read, failed reads, MCP tools (Claude Code);
+/// `exec_command`, `shell_command`, `local_shell_call`, old `{content, success}` outputs and
+/// a patch after a read (Codex).
+#[test]
+fn shape_fixtures_drop_what_their_ids_say_and_nothing_else() {
+    let env = TestEnv::new();
+    for name in ["claude-shapes.jsonl", "codex-tools.jsonl"] {
+        let input = copy(&env, name);
+        let (out, written) = compact(&env, &input, &[]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let written =
+            written.unwrap_or_else(|| panic!("{name}: nothing written: {}", stdout(&out)));
+        let t = validate(&read(&input), &written);
+        assert_decisions(&t, false);
+        let before = Transcript::parse(&read(&input)).unwrap();
+        assert_dropped_text_is_gone(&before, &t, &written);
+        for i in dropped_results(&t) {
+            let id = placeholder_id(t.results[i].text.as_deref().unwrap());
+            let expanded = env.run(&["expand", &id, "--raw"], b"");
+            assert_eq!(expanded.stdout, before.results[i].text.as_deref().unwrap().as_bytes());
+        }
+    }
+}
+
 #[test]
 fn a_rendition_whose_original_is_stored_is_dropped_and_kept_otherwise() {
     let env = TestEnv::new();

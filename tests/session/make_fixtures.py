@@ -54,6 +54,26 @@ class Claude:
         self.entry("user", {"role": "user", "content": [block]},
                    {"toolUseResult": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}})
 
+    def parallel(self, calls):
+        """One assistant message with several tool_use blocks, answered by one user entry that
+        holds every result (and so no toolUseResult: it could not say whose copy it is)."""
+        self.entry("assistant", {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                                 "content": [{"type": "tool_use", "id": t, "name": n, "input": i} for t, n, i, _ in calls],
+                                 "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}},
+                   {"requestId": f"req_{self.n}"})
+        self.entry("user", {"role": "user", "content": [{"tool_use_id": t, "type": "tool_result", "content": o}
+                                                        for t, _, _, o in calls]})
+
+    def image(self, tid, path):
+        """A Read of an image: its result is an image block, never text alone."""
+        self.entry("assistant", {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+                                 "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}],
+                                 "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}},
+                   {"requestId": f"req_{self.n}"})
+        block = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo" * 200}}
+        self.entry("user", {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": [block]}]},
+                   {"toolUseResult": {"type": "image", "file": {"base64": "iVBORw0KGgo" * 200, "type": "image/png"}}})
+
     def raw(self, line):
         self.lines.append(line)
 
@@ -109,6 +129,33 @@ def claude_errors():
     c.tool("toolu_dup", "Read", {"file_path": "/x"}, "x")
     c.tool("toolu_dup", "Read", {"file_path": "/y"}, "y")
     c.write("claude-duplicate-id.jsonl")
+
+
+def claude_shapes():
+    """Parallel calls answered in one entry, images, partial reads, a Write after a Read, a
+    failed read, an MCP tool: each kept or dropped as its id says."""
+    c = Claude()
+    c.prompt("Tidy the lexer and its tests")
+    c.parallel([("toolu_drop_par_read", "Read", {"file_path": f"{CWD}/src/lexer.rs"}, big("lexer.rs v1")),
+                ("toolu_drop_par_test", "Bash", {"command": "cargo test lexer"}, big("test result: ok"))])
+    c.image("toolu_keep_image_old", f"{CWD}/docs/diagram.png")
+    c.tool("toolu_drop_part_old", "Read", {"file_path": f"{CWD}/src/big.rs", "offset": 1, "limit": 40}, big("big.rs 1-40"))
+    c.tool("toolu_keep_part_other", "Read", {"file_path": f"{CWD}/src/big.rs", "offset": 41, "limit": 40},
+           big("big.rs 41-80"))
+    c.tool("toolu_keep_part_new", "Read", {"file_path": f"{CWD}/src/big.rs", "offset": 1, "limit": 40}, big("big.rs 1-40"))
+    c.tool("toolu_drop_read_before_write", "Read", {"file_path": f"{CWD}/src/token.rs"}, big("token.rs v1"))
+    c.tool("toolu_keep_write", "Write", {"file_path": f"{CWD}/src/token.rs", "content": "pub struct Token;"},
+           "File created successfully at: /w/proj/src/token.rs")
+    c.tool("toolu_keep_read_failed", "Read", {"file_path": f"{CWD}/src/gone.rs"},
+           "<tool_use_error>File does not exist.</tool_use_error>", is_error=True)
+    c.tool("toolu_keep_mcp", "mcp__tracker__get_issue", {"id": 42}, big("issue 42 body"))
+    c.image("toolu_keep_image_new", f"{CWD}/docs/diagram.png")
+    c.tool("toolu_keep_read_lexer", "Read", {"file_path": f"{CWD}/src/lexer.rs"}, big("lexer.rs v1"))
+    c.tool("toolu_keep_test_lexer", "Bash", {"command": "cargo test lexer"}, big("test result: ok"))
+    c.prompt("Good. Summarize.")
+    for i in range(7):
+        c.say(f"Point {i}.")
+    c.write("claude-shapes.jsonl")
 
 
 class Codex:
@@ -186,6 +233,49 @@ def codex_basic():
     c.write("codex-orphan-result.jsonl")
 
 
+def codex_tools():
+    """The newer tools (`exec_command`, `shell_command`), `local_shell_call`, an old-style
+    output with `success: false`, and a patch after a read."""
+    c = Codex()
+    c.prompt("Speed up the tokenizer")
+
+    def call(cid, name, args, out):
+        c.line("response_item", {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": cid})
+        c.line("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+
+    def exec_out(code, text):
+        return f"Chunk ID: 7\nWall time: 0.2 seconds\nProcess exited with code {code}\nOriginal token count: 900\nOutput:\n{text}"
+
+    def shcmd_out(code, text):
+        return f"Exit code: {code}\nWall time: 1 seconds\nOutput:\n{text}"
+
+    call("call_drop_exec_cat_old", "exec_command", {"cmd": "cat src/tok.rs", "workdir": CWD}, exec_out(0, big("tok.rs v1")))
+    call("call_keep_exec_fail", "exec_command", {"cmd": "cargo bench", "workdir": CWD}, exec_out(101, big("error: bench")))
+    call("call_drop_shcmd_ls", "shell_command", {"command": "ls -la src", "workdir": CWD},
+         shcmd_out(0, "\n".join(f"-rw-r--r-- 1 u u 100 Oct 1 09:00 qqx_old_{i}.rs" for i in range(60))))
+    c.line("response_item", {"type": "local_shell_call", "call_id": "call_drop_local_clippy", "status": "completed",
+                             "action": {"type": "exec", "command": ["bash", "-lc", "cargo clippy"], "working_directory": CWD}})
+    c.line("response_item", {"type": "function_call_output", "call_id": "call_drop_local_clippy",
+                             "output": json.dumps({"output": big("warning: clippy"), "metadata": {"exit_code": 0}})})
+    c.line("response_item", {"type": "function_call", "name": "shell", "call_id": "call_keep_old_failed",
+                             "arguments": json.dumps({"command": ["bash", "-lc", "cargo build"], "workdir": CWD})})
+    c.line("response_item", {"type": "function_call_output", "call_id": "call_keep_old_failed",
+                             "output": {"content": big("error[E0599]"), "success": False}})
+    c.shell("call_drop_cat_lexer", "cat src/lexer.rs", big("lexer.rs v1"))
+    c.patch("call_keep_patch_lexer", "src/lexer.rs")
+    call("call_keep_exec_cat_new", "exec_command", {"cmd": "cat src/tok.rs", "workdir": CWD}, exec_out(0, big("tok.rs v2")))
+    c.line("response_item", {"type": "local_shell_call", "call_id": "call_keep_local_clippy", "status": "completed",
+                             "action": {"type": "exec", "command": ["bash", "-lc", "cargo clippy"], "working_directory": CWD}})
+    c.line("response_item", {"type": "function_call_output", "call_id": "call_keep_local_clippy",
+                             "output": json.dumps({"output": big("warning: clippy"), "metadata": {"exit_code": 0}})})
+    c.prompt("Thanks, write it up")
+    for i in range(11):
+        c.msg("assistant", f"Step {i}.")
+    c.write("codex-tools.jsonl")
+
+
 claude_basic()
 claude_errors()
+claude_shapes()
 codex_basic()
+codex_tools()
