@@ -572,3 +572,104 @@ fn a_five_megabyte_log_is_audited_and_compacted_and_stays_valid() {
         assert!(!matches!(t.calls[t.results[i].call].kind, Kind::Edit(_)), "an edit was dropped");
     }
 }
+
+/// A Codex rollout of about `size` bytes: turns of a `cat`, a `cargo test` (every seventh
+/// failing) and an `rg`, with a patch every third turn.
+fn large_codex_log(size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let push = |kind: &str, payload: Value, out: &mut Vec<u8>| {
+        let line =
+            json!({"timestamp": "2025-10-01T09:00:00.000Z", "type": kind, "payload": payload});
+        out.extend_from_slice(serde_json::to_string(&line).unwrap().as_bytes());
+        out.push(b'\n');
+    };
+    push(
+        "session_meta",
+        json!({"id": "0199a0b1-0000-7000-8000-000000000005", "cwd": "/w/big", "originator": "codex_cli_rs"}),
+        &mut out,
+    );
+    let body = |tag: &str, lines: usize| -> String {
+        (0..lines)
+            .map(|i| format!("{tag} {i:04}: the quick brown fox jumps over the lazy dog\n"))
+            .collect()
+    };
+    let mut turn = 0;
+    while out.len() < size {
+        turn += 1;
+        let text = format!("Step {turn}: continue");
+        push(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}),
+            &mut out,
+        );
+        let file = format!("src/file_{:02}.rs", turn % 20);
+        let calls = vec![
+            (format!("cat {file}"), body(&file, 60), 0),
+            ("cargo test".to_owned(), body("test ok", 50), if turn % 7 == 0 { 101 } else { 0 }),
+            (format!("rg needle{turn}"), body(&format!("src/hay_{turn}.rs:1"), 20), 0),
+        ];
+        for (k, (script, output, code)) in calls.into_iter().enumerate() {
+            let id = format!("call_{turn:05}_{k}");
+            let args = json!({"command": ["bash", "-lc", script], "workdir": "/w/big"});
+            push(
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": args.to_string(), "call_id": id}),
+                &mut out,
+            );
+            let result = json!({"output": output, "metadata": {"exit_code": code}});
+            push(
+                "response_item",
+                json!({"type": "function_call_output", "call_id": id, "output": result.to_string()}),
+                &mut out,
+            );
+        }
+        if turn % 3 == 0 {
+            let id = format!("call_{turn:05}_patch");
+            let patch =
+                format!("*** Begin Patch\n*** Update File: {file}\n@@\n-a\n+b\n*** End Patch");
+            push(
+                "response_item",
+                json!({"type": "custom_tool_call", "name": "apply_patch", "call_id": id, "input": patch}),
+                &mut out,
+            );
+            push(
+                "response_item",
+                json!({"type": "custom_tool_call_output", "call_id": id, "output": "Success."}),
+                &mut out,
+            );
+        }
+        let text = format!("Done with step {turn}.");
+        push(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}),
+            &mut out,
+        );
+    }
+    out
+}
+
+#[test]
+fn a_five_megabyte_codex_rollout_is_compacted_and_stays_valid() {
+    let env = TestEnv::new();
+    let log = large_codex_log(5 << 20);
+    assert!(log.len() >= 5 << 20);
+    let input =
+        env.work().join("rollout-2025-10-01T09-00-00-0199a0b1-0000-7000-8000-000000000005.jsonl");
+    std::fs::File::create(&input)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &log))
+        .unwrap();
+    let (out, written) = compact(&env, &input, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = written.unwrap();
+    let t = validate(&log, &written);
+    let before = Transcript::parse(&log).unwrap();
+    assert!(t.tokens() * 2 < before.tokens(), "{} → {}", before.tokens(), t.tokens());
+    let dropped = dropped_results(&t);
+    assert!(!dropped.is_empty());
+    for i in dropped {
+        assert!(!before.results[i].failed, "a failed result was dropped");
+        assert!(!matches!(t.calls[t.results[i].call].kind, Kind::Edit(_)), "an edit was dropped");
+    }
+    let (_, again) = compact(&env, &input, &[]);
+    assert_eq!(again.unwrap(), written, "two runs differ");
+}
