@@ -159,7 +159,7 @@ fn superseded(t: &Transcript) -> Vec<Option<&'static str>> {
                 } else {
                     None
                 };
-                if !r.failed {
+                if !r.failed && !is_unchanged_stub(r) {
                     if *whole {
                         later.whole = true;
                     }
@@ -176,6 +176,17 @@ fn superseded(t: &Transcript) -> Vec<Option<&'static str>> {
         }
     }
     out
+}
+
+/// The starts of the text Claude Code returns for a Read of a file it has not seen change
+/// since an earlier Read in the conversation, in place of the file's content.
+const UNCHANGED_STUBS: [&str; 2] =
+    ["File unchanged since last read", "Wasted call \u{2014} file unchanged since your last Read"];
+
+/// Returns true if and only if `r` is a stub that points back at an earlier read instead of
+/// holding the file: it supersedes nothing, as the earlier read is the only copy.
+fn is_unchanged_stub(r: &ToolResult) -> bool {
+    r.text.as_deref().is_some_and(|t| UNCHANGED_STUBS.iter().any(|s| t.trim_start().starts_with(s)))
 }
 
 /// Most paths taken from one listing.

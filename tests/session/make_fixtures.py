@@ -150,6 +150,12 @@ def claude_shapes():
            "<tool_use_error>File does not exist.</tool_use_error>", is_error=True)
     c.tool("toolu_keep_mcp", "mcp__tracker__get_issue", {"id": 42}, big("issue 42 body"))
     c.image("toolu_keep_image_new", f"{CWD}/docs/diagram.png")
+    # Claude Code answers a Read of a file unchanged since an earlier Read with a stub that
+    # points back at it: the earlier Read is then the only copy.
+    c.tool("toolu_keep_read_before_stub", "Read", {"file_path": f"{CWD}/src/stable.rs"}, big("stable.rs"))
+    c.tool("toolu_keep_read_stub", "Read", {"file_path": f"{CWD}/src/stable.rs"},
+           "File unchanged since last read. The content from the earlier Read tool_result in this conversation is "
+           "still current \u2014 refer to that instead of re-reading.")
     c.tool("toolu_keep_read_lexer", "Read", {"file_path": f"{CWD}/src/lexer.rs"}, big("lexer.rs v1"))
     c.tool("toolu_keep_test_lexer", "Bash", {"command": "cargo test lexer"}, big("test result: ok"))
     c.prompt("Good. Summarize.")
