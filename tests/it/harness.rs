@@ -10,6 +10,7 @@
 
 mod claude;
 mod codex;
+mod resume;
 mod server;
 
 use std::io::Read;
@@ -125,15 +126,9 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let env = TestEnv::new();
-        env.write("crate/Cargo.toml", CARGO_TOML);
-        env.write("crate/src/lib.rs", &lib_rs());
-        std::fs::create_dir(env.root.join("tmp")).unwrap();
-        // Codex runs commands in a login shell (`bash -lc`), whose /etc/profile resets PATH;
-        // the user's ~/.profile puts the toolchain back, as rustup's installer does.
-        let path = std::env::var("PATH").unwrap_or_default();
-        env.write("home/.profile", &format!("export PATH='{}'\n", path.replace('\'', r"'\''")));
-        let fixture = Fixture { env };
+        let fixture = Fixture::bare();
+        fixture.env.write("crate/Cargo.toml", CARGO_TOML);
+        fixture.env.write("crate/src/lib.rs", &lib_rs());
         // Compiled now so the harness's `cargo test` only runs the tests.
         let mut build = Command::new("cargo");
         build.args(["test", "--no-run", "--offline"]).current_dir(fixture.crate_dir());
@@ -145,6 +140,18 @@ impl Fixture {
             built.describe()
         );
         fixture
+    }
+
+    /// The temporary HOME and tj store, and an empty `crate/` to work in.
+    fn bare() -> Fixture {
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.root.join("crate")).unwrap();
+        std::fs::create_dir(env.root.join("tmp")).unwrap();
+        // Codex runs commands in a login shell (`bash -lc`), whose /etc/profile resets PATH;
+        // the user's ~/.profile puts the toolchain back, as rustup's installer does.
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.write("home/.profile", &format!("export PATH='{}'\n", path.replace('\'', r"'\''")));
+        Fixture { env }
     }
 
     fn crate_dir(&self) -> PathBuf {

@@ -24,37 +24,46 @@ pub(crate) fn responder(command: &str) -> impl Fn(&Request) -> Reply + Send + Sy
 }
 
 fn messages(body: &Value, command: &str) -> Reply {
-    let offers_bash =
-        body["tools"].as_array().is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
-    let call = offers_bash && tool_result_in(body).is_none();
+    let input = json!({"command": command, "description": "Run the crate's tests"});
+    let call = offers(body, "Bash") && tool_result_in(body, TOOL_USE_ID).is_none();
+    reply(body, call.then_some((TOOL_USE_ID, "Bash", input)))
+}
+
+/// Whether the request offers the model tool `name`.
+pub(crate) fn offers(body: &Value, name: &str) -> bool {
+    body["tools"].as_array().is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
+}
+
+/// The model's answer to `body`: the tool call `call` (id, tool, input), or without one a
+/// short text that ends the turn; streamed when the request asks for a stream.
+pub(crate) fn reply(body: &Value, call: Option<(&str, &str, Value)>) -> Reply {
     let model = body["model"].as_str().unwrap_or("claude-fake");
-    let (block, delta, stop_reason) = if call {
-        let input = json!({"command": command, "description": "Run the crate's tests"});
-        (
-            json!({"type": "tool_use", "id": TOOL_USE_ID, "name": "Bash", "input": {}}),
+    let (block, delta, stop_reason) = match &call {
+        Some((id, name, input)) => (
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
             json!({"type": "input_json_delta", "partial_json": input.to_string()}),
             "tool_use",
-        )
-    } else {
-        (
+        ),
+        None => (
             json!({"type": "text", "text": ""}),
             json!({"type": "text_delta", "text": "The tests ran."}),
             "end_turn",
-        )
+        ),
     };
     let usage = json!({"input_tokens": 1, "output_tokens": 1});
+    // One id per answer: Claude Code merges the log entries of one message id into one
+    // message, so a repeated id would fuse two turns of the fake model.
+    let id = format!("msg_01TjEndToEnd{}", body["messages"].as_array().map_or(0, Vec::len));
     let message = json!({
-        "id": "msg_01TjEndToEnd", "type": "message", "role": "assistant", "model": model,
+        "id": id, "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage,
     });
     if body["stream"] != true {
         let mut whole = message;
         let mut content = block;
-        if call {
-            content["input"] =
-                serde_json::from_str(delta["partial_json"].as_str().unwrap()).unwrap();
-        } else {
-            content["text"] = delta["text"].clone();
+        match call {
+            Some((_, _, input)) => content["input"] = input,
+            None => content["text"] = delta["text"].clone(),
         }
         whole["content"] = json!([content]);
         whole["stop_reason"] = json!(stop_reason);
@@ -76,11 +85,11 @@ fn messages(body: &Value, command: &str) -> Reply {
     ])
 }
 
-/// The text of the `tool_result` block answering the fake model's call, if `body` has one.
-fn tool_result_in(body: &Value) -> Option<String> {
+/// The text of the `tool_result` block answering call `id`, if `body` has one.
+pub(crate) fn tool_result_in(body: &Value, id: &str) -> Option<String> {
     let messages = body["messages"].as_array()?;
     let mut blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
-    let result = blocks.rfind(|b| b["type"] == "tool_result" && b["tool_use_id"] == TOOL_USE_ID)?;
+    let result = blocks.rfind(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)?;
     Some(match &result["content"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => {
@@ -92,7 +101,10 @@ fn tool_result_in(body: &Value) -> Option<String> {
 
 /// The tool result Claude Code sent back to the model, from the recorded requests.
 pub(crate) fn tool_result(requests: &[Request]) -> Option<String> {
-    requests.iter().filter(|r| r.path() == "/v1/messages").find_map(|r| tool_result_in(&r.json()))
+    requests
+        .iter()
+        .filter(|r| r.path() == "/v1/messages")
+        .find_map(|r| tool_result_in(&r.json(), TOOL_USE_ID))
 }
 
 /// How the user lets Claude Code run the fake model's command in `-p` mode, where nothing
@@ -126,8 +138,14 @@ pub(crate) fn configure(
     if let Permission::SkipPermissions = permission {
         cmd.arg("--dangerously-skip-permissions").env("IS_SANDBOX", "1");
     }
-    cmd.args(["-p", "Run the tests of this crate.", "--output-format", "json"])
-        .current_dir(cwd)
+    cmd.args(["-p", "Run the tests of this crate.", "--output-format", "json"]);
+    isolate(cmd, model_url, config_dir, cwd);
+}
+
+/// Points `cmd` (the `claude` binary) at `model_url` and `config_dir`, in `cwd`, with every
+/// other kind of traffic turned off.
+pub(crate) fn isolate(cmd: &mut Command, model_url: &str, config_dir: &Path, cwd: &Path) {
+    cmd.current_dir(cwd)
         .env("CLAUDE_CONFIG_DIR", config_dir)
         .env("ANTHROPIC_BASE_URL", model_url)
         .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-a-local-server")

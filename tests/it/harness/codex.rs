@@ -25,12 +25,19 @@ pub(crate) fn responder(command: &str) -> impl Fn(&Request) -> Reply + Send + Sy
 }
 
 fn responses(body: &Value, command: &str) -> Reply {
-    let item = match shell_call(body, command) {
-        Some((name, arguments)) if output_in(body).is_none() => json!({
-            "type": "function_call", "id": "fc_tj_1", "call_id": CALL_ID, "name": name,
+    let call = shell_call(body, command).filter(|_| output_in(body, CALL_ID).is_none());
+    reply(call.map(|(name, arguments)| (CALL_ID, name, arguments)))
+}
+
+/// The model's answer: the function call `call` (call id, tool, arguments), or without one
+/// an assistant message that ends the turn.
+pub(crate) fn reply(call: Option<(&str, &str, Value)>) -> Reply {
+    let item = match call {
+        Some((id, name, arguments)) => json!({
+            "type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
             "arguments": arguments.to_string(), "status": "completed",
         }),
-        _ => json!({
+        None => json!({
             "type": "message", "id": "msg_tj_1", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": "The tests ran.", "annotations": []}],
         }),
@@ -57,7 +64,7 @@ fn responses(body: &Value, command: &str) -> Reply {
 }
 
 /// The shell tool this Codex offers and the arguments that run `command` with it.
-fn shell_call(body: &Value, command: &str) -> Option<(&'static str, Value)> {
+pub(crate) fn shell_call(body: &Value, command: &str) -> Option<(&'static str, Value)> {
     let tools = body["tools"].as_array()?;
     let offers = |name: &str| tools.iter().any(|t| t["name"] == name);
     if offers("exec_command") {
@@ -71,12 +78,12 @@ fn shell_call(body: &Value, command: &str) -> Option<(&'static str, Value)> {
     }
 }
 
-/// The output Codex sent back for the fake model's call, if `body` has one.
-fn output_in(body: &Value) -> Option<String> {
+/// The output Codex sent back for call `id`, if `body` has one.
+pub(crate) fn output_in(body: &Value, id: &str) -> Option<String> {
     let item = body["input"]
         .as_array()?
         .iter()
-        .rfind(|i| i["type"] == "function_call_output" && i["call_id"] == CALL_ID)?;
+        .rfind(|i| i["type"] == "function_call_output" && i["call_id"] == id)?;
     Some(match &item["output"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => {
@@ -88,7 +95,10 @@ fn output_in(body: &Value) -> Option<String> {
 
 /// The function-call output Codex sent back to the model, from the recorded requests.
 pub(crate) fn tool_result(requests: &[Request]) -> Option<String> {
-    requests.iter().filter(|r| r.path() == "/v1/responses").find_map(|r| output_in(&r.json()))
+    requests
+        .iter()
+        .filter(|r| r.path() == "/v1/responses")
+        .find_map(|r| output_in(&r.json(), CALL_ID))
 }
 
 /// `$CODEX_HOME/config.toml`: the fake model as the only provider, no retries, no update
@@ -149,10 +159,12 @@ pub(crate) fn configure(cmd: &mut Command, trust: Trust, codex_home: &Path, cwd:
     if let Trust::Bypass = trust {
         cmd.arg("--dangerously-bypass-hook-trust");
     }
-    cmd.arg("-C")
-        .arg(cwd)
-        .arg("Run the tests of this crate.")
-        .current_dir(cwd)
-        .env("CODEX_HOME", codex_home)
-        .env(KEY_VAR, "sk-fake-key-for-a-local-server");
+    cmd.arg("-C").arg(cwd).arg("Run the tests of this crate.").current_dir(cwd);
+    isolate(cmd, codex_home);
+}
+
+/// Points `cmd` (the `codex` binary) at `codex_home`, whose config.toml names the fake model,
+/// with the key that provider reads.
+pub(crate) fn isolate(cmd: &mut Command, codex_home: &Path) {
+    cmd.env("CODEX_HOME", codex_home).env(KEY_VAR, "sk-fake-key-for-a-local-server");
 }
