@@ -11,6 +11,7 @@ use crate::emit;
 use crate::env::Env;
 use crate::exit::Status;
 use crate::session::rewrite::{self, Compacted};
+use crate::session::sidecar;
 use crate::session::{Harness, Transcript, same_shape};
 use crate::store::{Metadata, Store};
 
@@ -189,9 +190,37 @@ fn write_session(input: &Path, t: &Transcript, bytes: &[u8]) -> Result<(PathBuf,
     if std::fs::symlink_metadata(&path).is_ok() && !crate::fsx::holds(&path, &renamed) {
         bail!("`{}` exists and differs; nothing written", path.display());
     }
+    if t.harness == Harness::ClaudeCode {
+        // Before the log: it must never name a file that is not there yet.
+        copy_sidecars(input, old, &new)?;
+    }
     crate::fsx::replace(&path, &renamed)
         .with_context(|| format!("could not write `{}`", path.display()))?;
     Ok((path, command))
+}
+
+/// Copies the directories Claude Code keeps under the old session's id (saved outputs,
+/// sub-agent transcripts, checkpoint backups) under the new one, where the rewritten log
+/// names them; warns once about anything skipped.
+fn copy_sidecars(log: &Path, old: &str, new: &str) -> Result<()> {
+    let rename = |bytes: &[u8]| replace_all(bytes, old.as_bytes(), new.as_bytes());
+    for dir in sidecar::claude(log, old, new) {
+        let copied = sidecar::copy(&dir, &rename).with_context(|| {
+            format!(
+                "could not copy `{}` to `{}`; the new session was not written",
+                dir.from.display(),
+                dir.to.display()
+            )
+        })?;
+        if !copied.skipped.is_empty() {
+            crate::diag::warn_once(&format!(
+                "not copied to `{}`, so the new session's log may name what is missing there: {}",
+                dir.to.display(),
+                copied.skipped.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A UUID-shaped id (version 4 layout) from the SHA-256 of `bytes`.

@@ -29,6 +29,7 @@ mod codex;
 pub mod locate;
 pub mod plan;
 pub mod rewrite;
+pub mod sidecar;
 pub mod span;
 
 use anyhow::{Result, bail};

@@ -27,15 +27,19 @@ const CALLS: [&str; 2] = ["toolu_01TjResumeFirstRead", "toolu_01TjResumeSecondRe
 /// Messages `tj compact` leaves alone at the end: the second result and the final answer.
 const KEEP_LAST: &str = "2";
 
-/// The line the file gains between the two reads: only the latest read has it.
-const REVISED: &str = "line 200 of big.txt: added after the first read\n";
+/// The line the file gains at its head between the two reads: only the latest read has it
+/// (in Claude Code's preview of a saved output too).
+const REVISED: &str = "the first line of big.txt, added after the first read\n";
 /// A line only the full file has (in either version).
 const FIRST_LINE: &str = "line 000 of big.txt";
 
-/// `big.txt` as the first read finds it: about 12 KB of distinct lines, well over
-/// `tj compact`'s threshold once dropped.
-fn big_txt() -> String {
-    (0..200)
+/// Lines of `big.txt`: about 12 KB, well over `tj compact`'s threshold once dropped, and
+/// under the size past which Claude Code saves an output to a file instead of its log.
+const LINES: usize = 200;
+
+/// `big.txt` as the first read finds it: `lines` distinct lines.
+fn big_txt(lines: usize) -> String {
+    (0..lines)
         .map(|i| {
             format!("line {i:03} of big.txt: the inventory count for shelf {i} is {}\n", i * 7)
         })
@@ -52,9 +56,24 @@ struct Story {
     /// The harness resuming the new session, once run, and the requests of that run.
     resumed: Option<Ran>,
     resumed_requests: Vec<Request>,
+    /// The first run's session id and the new session's.
+    ids: (String, String),
 }
 
 impl Story {
+    /// The story once the first run is over.
+    fn new(first: Ran, first_requests: Vec<Request>) -> Story {
+        let ids = (String::new(), String::new());
+        Story {
+            first,
+            first_requests,
+            compact: None,
+            resumed: None,
+            resumed_requests: Vec::new(),
+            ids,
+        }
+    }
+
     fn describe(&self) -> String {
         let log =
             |rs: &[Request]| rs.iter().map(|r| format!("  {}\n", r.summary())).collect::<String>();
@@ -118,17 +137,33 @@ fn only_log(dir: &Path, story: &str) -> PathBuf {
 /// Before the fake model asks for call `id`: the second read finds `big.txt` changed, as a
 /// file being worked on is.
 fn before_call(big: &Path, id: &str) {
-    use std::io::Write;
-    if id == CALLS[1] {
+    let text = std::fs::read_to_string(big).unwrap();
+    if id == CALLS[1] && !text.starts_with(REVISED) {
         let mut file = std::fs::File::create(big).unwrap();
-        file.write_all(format!("{}{REVISED}", big_txt()).as_bytes()).unwrap();
+        std::io::Write::write_all(&mut file, format!("{REVISED}{text}").as_bytes()).unwrap();
     }
 }
 
-/// `tj compact LOG --resume`, in the fixture's environment.
-fn compact(fixture: &Fixture, log: &Path) -> Output {
-    let log = log.to_str().unwrap();
-    fixture.env.run(&["compact", log, "--resume", "--keep-last", KEEP_LAST], b"")
+/// `tj compact LOG --resume` in the fixture's environment, reclaiming at least `threshold`
+/// tokens, recorded in `story` with the old and new ids; the new id.
+fn compact(
+    fixture: &Fixture,
+    story: &mut Story,
+    log: &Path,
+    threshold: &str,
+    harness: &str,
+) -> String {
+    let path = log.to_str().unwrap();
+    let args = ["compact", path, "--resume", "--keep-last", KEEP_LAST, "--threshold", threshold];
+    let compacted = fixture.env.run(&args, b"");
+    let id = resume_id(&compacted, harness);
+    story.compact = Some(compacted);
+    let id =
+        id.unwrap_or_else(|| panic!("tj compact printed no resume command:\n{}", story.describe()));
+    // Both harnesses end a log's name with the session id, a UUID.
+    let stem = log.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    story.ids = (stem[stem.len().saturating_sub(36)..].to_owned(), id.clone());
+    id
 }
 
 /// What `tj expand ID --raw` prints: the stored bytes.
@@ -146,7 +181,7 @@ fn assert_resumed(
     result_in: fn(&Value, &str) -> Option<String>,
     pairing: fn(&Value) -> Result<(), String>,
     prompts: fn(&Value) -> Vec<String>,
-) {
+) -> Value {
     let said = story.describe();
     let (Some(compacted), Some(resumed_run)) = (&story.compact, &story.resumed) else {
         panic!("the story stopped short:\n{said}");
@@ -192,9 +227,12 @@ fn assert_resumed(
         placeholder.contains(&format!("tj expand {id}")) && !placeholder.contains(FIRST_LINE),
         "the first read reached the resumed model, not its placeholder:\n{placeholder}\n{said}"
     );
+    // Verbatim but for the session id, which tj rewrites wherever it occurs (in the path of
+    // an output Claude Code saved under the session's directory).
+    let (old, new) = &story.ids;
     assert_eq!(
-        result_in(&resumed, CALLS[1]).as_deref(),
-        Some(latest.as_str()),
+        result_in(&resumed, CALLS[1]),
+        Some(latest.replace(old.as_str(), new)),
         "the latest read did not reach the resumed model verbatim:\n{said}"
     );
     // Nowhere else in the request either (a copy kept in some other record of the log).
@@ -210,6 +248,7 @@ fn assert_resumed(
     let new_log = new_log.unwrap_or_else(|| panic!("tj compact named no new session:\n{said}"));
     let text = std::fs::read_to_string(new_log).unwrap_or_default();
     assert!(text.contains(NEXT), "the resumed run did not write to {new_log}:\n{said}");
+    resumed
 }
 
 /// A fake Messages API that has Claude Code run `cat big.txt` once per id in `CALLS`, in
@@ -288,18 +327,17 @@ fn claude_pairing(body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn claude_code_resumes_the_session_tj_compact_wrote() {
-    let Some(bin) = harness("claude") else { return };
-    let start = Instant::now();
+/// Claude Code through the whole story, `big.txt` of `lines` lines, `tj compact` reclaiming
+/// at least `threshold` tokens; the fixture (whose HOME holds the logs) and the story.
+fn claude_story(bin: &Path, lines: usize, threshold: &str) -> (Fixture, Story) {
     let fixture = Fixture::bare();
-    let big = fixture.env.write("crate/big.txt", &big_txt());
+    let big = fixture.env.write("crate/big.txt", &big_txt(lines));
     let settings = claude::user_settings(claude::Permission::AllowRule, COMMAND);
     fixture.env.write("home/.claude/settings.json", &settings.to_string());
     let config_dir = fixture.home().join(".claude");
     let model = FakeModel::start(claude_script(big));
     let run = |args: &[&str]| {
-        let mut cmd = fixture.command(&bin);
+        let mut cmd = fixture.command(bin);
         cmd.args(args).args(["--output-format", "json"]);
         claude::isolate(&mut cmd, &model.url(), &config_dir, &fixture.crate_dir());
         let before = model.requests().len();
@@ -307,18 +345,47 @@ fn claude_code_resumes_the_session_tj_compact_wrote() {
         (ran, model.requests().split_off(before))
     };
     let (first, first_requests) = run(&["-p", PROMPT]);
-    let mut story =
-        Story { first, first_requests, compact: None, resumed: None, resumed_requests: Vec::new() };
+    let mut story = Story::new(first, first_requests);
     let log = only_log(&config_dir.join("projects"), &story.describe());
-    let compacted = compact(&fixture, &log);
-    let id = resume_id(&compacted, "claude --resume");
-    story.compact = Some(compacted);
-    let id =
-        id.unwrap_or_else(|| panic!("tj compact printed no resume command:\n{}", story.describe()));
+    let id = compact(&fixture, &mut story, &log, threshold, "claude --resume");
     let (resumed, resumed_requests) = run(&["-p", NEXT, "--resume", &id]);
     (story.resumed, story.resumed_requests) = (Some(resumed), resumed_requests);
+    drop(model);
+    (fixture, story)
+}
+
+#[test]
+fn claude_code_resumes_the_session_tj_compact_wrote() {
+    let Some(bin) = harness("claude") else { return };
+    let start = Instant::now();
+    let (fixture, story) = claude_story(&bin, LINES, "800");
     assert_resumed(&fixture, &story, claude::tool_result_in, claude_pairing, claude_prompts);
     println!("{}\nin {:?}", story.describe(), start.elapsed());
+}
+
+/// An output too large for its log Claude Code saves in the session's directory, and the
+/// result names that file: the new session has its own copy, where its log says.
+#[test]
+fn claude_code_s_saved_outputs_come_along_to_the_resumed_session() {
+    let Some(bin) = harness("claude") else { return };
+    let start = Instant::now();
+    // About 100 KB: saved to a file, the result a 2 KB preview naming it.
+    let (fixture, story) = claude_story(&bin, 1500, "100");
+    let resumed =
+        assert_resumed(&fixture, &story, claude::tool_result_in, claude_pairing, claude_prompts);
+    let said = story.describe();
+    let latest = claude::tool_result_in(&resumed, CALLS[1]).unwrap_or_default();
+    let saved = latest.lines().find_map(|l| l.split_once("saved to: ").map(|(_, p)| p.trim()));
+    let saved = saved.unwrap_or_else(|| panic!("the output was not saved to a file:\n{latest}"));
+    assert!(saved.contains(&story.ids.1), "{saved} is not the new session's:\n{said}");
+    let text = std::fs::read_to_string(saved).unwrap_or_else(|err| {
+        panic!("the new session's log names {saved}, which cannot be read ({err}):\n{said}")
+    });
+    assert!(
+        text.starts_with(REVISED) && text.contains(FIRST_LINE),
+        "{saved} does not hold the saved output:\n{said}"
+    );
+    println!("{said}\nin {:?}", start.elapsed());
 }
 
 /// A fake Responses API that has Codex run `cat big.txt` once per id in `CALLS`, in order
@@ -391,7 +458,7 @@ fn codex_resumes_the_session_tj_compact_wrote() {
     let Some(bin) = harness("codex") else { return };
     let start = Instant::now();
     let fixture = Fixture::bare();
-    let big = fixture.env.write("crate/big.txt", &big_txt());
+    let big = fixture.env.write("crate/big.txt", &big_txt(LINES));
     let codex_home = fixture.home().join(".codex");
     let model = FakeModel::start(codex_script(big));
     fixture.env.write("home/.codex/config.toml", &codex::config(&model.url()));
@@ -414,17 +481,11 @@ fn codex_resumes_the_session_tj_compact_wrote() {
         (ran, model.requests().split_off(before))
     };
     let (first, first_requests) = run(&[PROMPT]);
-    let mut story =
-        Story { first, first_requests, compact: None, resumed: None, resumed_requests: Vec::new() };
+    let mut story = Story::new(first, first_requests);
     let log = only_log(&codex_home.join("sessions"), &story.describe());
-    let compacted = compact(&fixture, &log);
-    let id = resume_id(&compacted, "codex resume");
-    story.compact = Some(compacted);
-    let id =
-        id.unwrap_or_else(|| panic!("tj compact printed no resume command:\n{}", story.describe()));
+    let id = compact(&fixture, &mut story, &log, "800", "codex resume");
     let (resumed, resumed_requests) = run(&["resume", &id, NEXT]);
     (story.resumed, story.resumed_requests) = (Some(resumed), resumed_requests);
-    println!("{}\nlogs: {:?}", story.describe(), logs(&codex_home));
     assert_resumed(&fixture, &story, codex::output_in, codex_pairing, codex_prompts);
-    println!("in {:?}", start.elapsed());
+    println!("{}\nin {:?}", story.describe(), start.elapsed());
 }
