@@ -176,12 +176,15 @@ fn codex_fixture_drops_what_its_ids_say_and_keeps_everything_else_verbatim() {
 
 /// The fixtures of the other shapes each harness writes: parallel calls answered in one
 /// entry, images, partial reads, Write after Read, failed reads, MCP tools (Claude Code);
-/// `exec_command`, `shell_command`, `local_shell_call`, old `{content, success}` outputs and
-/// a patch after a read (Codex).
+/// entry types that are not messages, sidechains (Claude Code); `exec_command`,
+/// `shell_command`, `local_shell_call`, old `{content, success}` outputs, a patch after a
+/// read, a moving working directory and item types tj does not know (Codex).
 #[test]
 fn shape_fixtures_drop_what_their_ids_say_and_nothing_else() {
     let env = TestEnv::new();
-    for name in ["claude-shapes.jsonl", "codex-tools.jsonl"] {
+    for name in
+        ["claude-shapes.jsonl", "claude-entries.jsonl", "codex-tools.jsonl", "codex-dirs.jsonl"]
+    {
         let input = copy(&env, name);
         let (out, written) = compact(&env, &input, &[]);
         assert!(out.status.success(), "{name}: {}", stderr(&out));

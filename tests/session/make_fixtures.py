@@ -164,6 +164,28 @@ def claude_shapes():
     c.write("claude-shapes.jsonl")
 
 
+def claude_entries():
+    """Entry types a session log holds beside messages (a compaction boundary, a summary, a
+    queue operation, sidechain messages of a sub-agent): passed through untouched."""
+    c = Claude()
+    c.prompt("Find why the cache misses")
+    c.tool("toolu_drop_cat_cache_old", "Bash", {"command": "cat src/cache.rs"}, big("cache.rs v1"))
+    c.raw(dump({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+                "uuid": "00000000-0000-4000-8000-000000000700", "sessionId": SID, "level": "info",
+                "compactMetadata": {"trigger": "auto", "preTokens": 160000}}))
+    c.raw(dump({"type": "queue-operation", "operation": "enqueue", "timestamp": "2025-08-01T10:30:00.000Z",
+                "content": "also check the TTL", "sessionId": SID}))
+    c.entry("user", {"role": "user", "content": "Survey the cache callers"}, {"isSidechain": True})
+    c.tool("toolu_drop_side_test_old", "Bash", {"command": "cargo test cache"}, big("test result: ok"))
+    c.tool("toolu_keep_side_test_new", "Bash", {"command": "cargo test cache"}, big("test result: ok"))
+    c.tool("toolu_keep_cat_cache_new", "Bash", {"command": "cat src/cache.rs"}, big("cache.rs v2"))
+    c.raw(dump({"type": "summary", "summary": "Cache investigation", "leafUuid": "00000000-0000-4000-8000-000000000005"}))
+    c.prompt("Write it up")
+    for i in range(11):
+        c.say(f"Finding {i}.")
+    c.write("claude-entries.jsonl")
+
+
 class Codex:
     SID = "0199a0b1-2c3d-7e4f-8a5b-6c7d8e9f0a1b"
 
@@ -280,8 +302,29 @@ def codex_tools():
     c.write("codex-tools.jsonl")
 
 
+def codex_dirs():
+    """A turn_context that moves the working directory: the same command in two directories
+    is two commands; a `compacted` line and item types tj does not know pass through."""
+    c = Codex()
+    c.line("turn_context", {"cwd": CWD, "approval_policy": "on-request", "model": "gpt-5-codex"})
+    c.prompt("Run the tests in both crates")
+    c.shell("call_drop_test_a_old", "cargo test", big("crate a ok"))
+    c.line("turn_context", {"cwd": CWD + "/crates/b", "approval_policy": "on-request", "model": "gpt-5-codex"})
+    c.shell("call_keep_test_b", "cargo test", big("crate b ok"), workdir=CWD + "/crates/b")
+    c.line("response_item", {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "x"}})
+    c.line("compacted", {"message": "summary of earlier turns", "replacement_history": None})
+    c.line("turn_context", {"cwd": CWD, "approval_policy": "on-request", "model": "gpt-5-codex"})
+    c.shell("call_keep_test_a_new", "cargo test", big("crate a ok"))
+    c.prompt("Done?")
+    for i in range(11):
+        c.msg("assistant", f"Yes {i}.")
+    c.write("codex-dirs.jsonl")
+
+
 claude_basic()
 claude_errors()
 claude_shapes()
+claude_entries()
 codex_basic()
 codex_tools()
+codex_dirs()
