@@ -57,9 +57,16 @@ fn main() {
 /// a 2 ms start. The cost is that tj's own image is not randomized (ASLR still applies to
 /// the stack, the heap and the shared libraries); see ARCHITECTURE.md, "Decisions".
 /// Test and bench executables keep the default.
+///
+/// A static build (`-C target-feature=+crt-static`, as `install.sh` makes on Linux with glibc)
+/// is left to rustc: with the static relocation model it links `-static -no-pie` itself, and
+/// without it a static PIE, which an added `-no-pie` would turn into an executable that
+/// crashes at start.
 fn link_position_dependent() {
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if os == "linux" && env::var_os("TJ_PIE").is_none() {
+    let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let static_crt = features.split(',').any(|f| f == "crt-static");
+    if os == "linux" && !static_crt && env::var_os("TJ_PIE").is_none() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     println!("cargo:rerun-if-env-changed=TJ_PIE");
