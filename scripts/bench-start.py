@@ -11,7 +11,8 @@ same way, so that both relays write into the same kind of outer PTY. Medians in 
 higher is better; the ratio is tj's over the floor's.
 
 Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
-  TJ        the tj binary (default: this tree's release build, built first)
+  TJ        the tj binary (default: this tree's release build, built first as install.sh
+            builds it: statically linked on Linux with glibc, unless TJ_DYNAMIC=1)
   RUNS      runs per command (default 21)
   BIG_RUNS  runs per command of the throughput row (default 7: each run moves 200 MB)
 """
@@ -75,14 +76,29 @@ def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float
             stdin.close()
 
 
+def build() -> str:
+    """This tree's release build as install.sh makes it: on Linux with glibc statically
+    linked (the host named as the target, so the flags reach tj alone), else the usual one."""
+    host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    host = next((l.split(": ", 1)[1] for l in host.splitlines() if l.startswith("host: ")), "")
+    target_dir = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    if host.endswith("-linux-gnu") and not os.environ.get("TJ_DYNAMIC"):
+        flags = "-C target-feature=+crt-static -C relocation-model=static"
+        env = dict(os.environ, RUSTFLAGS=(os.environ.get("RUSTFLAGS", "") + " " + flags).strip())
+        cmd = ["cargo", "build", "--release", "--quiet", "--locked", "--target", host]
+        subprocess.run(cmd, cwd=ROOT, check=True, env=env)
+        return str(target_dir / host / "release/tj")
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
+    return str(target_dir / "release/tj")
+
+
 def main() -> int:
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 21
     big_runs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     if len(sys.argv) > 1:
         tj = sys.argv[1]
     else:
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-        tj = str(ROOT / "target/release/tj")
+        tj = build()
     true = shutil.which("true") or "/bin/true"
     cat = shutil.which("cat") or "/bin/cat"
     with tempfile.TemporaryDirectory() as tmp:
