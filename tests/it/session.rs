@@ -554,26 +554,40 @@ pub(crate) fn large_claude_log(size: usize) -> Vec<u8> {
 fn a_five_megabyte_log_is_audited_and_compacted_and_stays_valid() {
     let env = TestEnv::new();
     let log = large_claude_log(5 << 20);
-    assert!(log.len() >= 5 << 20);
     assert_eq!(log, large_claude_log(5 << 20), "the generator is not deterministic");
-    let input = env.work().join("large.jsonl");
-    std::fs::File::create(&input)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &log))
-        .unwrap();
+    let input = write_log(&env, "large.jsonl", &log);
     let audit = env.run(&["audit", input.to_str().unwrap()], b"");
     assert!(audit.status.success(), "{}", stderr(&audit));
     let dry = env.run(&["compact", input.to_str().unwrap(), "--dry-run"], b"");
     assert!(dry.status.success(), "{}", stderr(&dry));
-    let (out, written) = compact(&env, &input, &[]);
+    assert_large_log_compacts(&env, &input, &log);
+}
+
+/// Writes `log` as `name` in the work directory; returns its path.
+fn write_log(env: &TestEnv, name: &str, log: &[u8]) -> PathBuf {
+    assert!(log.len() >= 5 << 20);
+    let input = env.work().join(name);
+    std::fs::File::create(&input).and_then(|mut f| std::io::Write::write_all(&mut f, log)).unwrap();
+    input
+}
+
+/// Compacts the large `log` at `input` twice: the output is valid, less than half the
+/// tokens, the same both times, and no failure or edit was dropped.
+fn assert_large_log_compacts(env: &TestEnv, input: &Path, log: &[u8]) {
+    let (out, written) = compact(env, input, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let written = written.unwrap();
-    let t = validate(&log, &written);
-    let before = Transcript::parse(&log).unwrap();
+    let t = validate(log, &written);
+    let before = Transcript::parse(log).unwrap();
     assert!(t.tokens() * 2 < before.tokens(), "{} → {}", before.tokens(), t.tokens());
-    for i in dropped_results(&t) {
+    let dropped = dropped_results(&t);
+    assert!(!dropped.is_empty());
+    for i in dropped {
         assert!(!before.results[i].failed, "a failed result was dropped");
         assert!(!matches!(t.calls[t.results[i].call].kind, Kind::Edit(_)), "an edit was dropped");
     }
+    let (_, again) = compact(env, input, &[]);
+    assert_eq!(again.unwrap(), written, "two runs differ");
 }
 
 /// A Codex rollout of about `size` bytes: turns of a `cat`, a `cargo test` (every seventh
@@ -655,24 +669,7 @@ fn large_codex_log(size: usize) -> Vec<u8> {
 fn a_five_megabyte_codex_rollout_is_compacted_and_stays_valid() {
     let env = TestEnv::new();
     let log = large_codex_log(5 << 20);
-    assert!(log.len() >= 5 << 20);
-    let input =
-        env.work().join("rollout-2025-10-01T09-00-00-0199a0b1-0000-7000-8000-000000000005.jsonl");
-    std::fs::File::create(&input)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &log))
-        .unwrap();
-    let (out, written) = compact(&env, &input, &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let written = written.unwrap();
-    let t = validate(&log, &written);
-    let before = Transcript::parse(&log).unwrap();
-    assert!(t.tokens() * 2 < before.tokens(), "{} → {}", before.tokens(), t.tokens());
-    let dropped = dropped_results(&t);
-    assert!(!dropped.is_empty());
-    for i in dropped {
-        assert!(!before.results[i].failed, "a failed result was dropped");
-        assert!(!matches!(t.calls[t.results[i].call].kind, Kind::Edit(_)), "an edit was dropped");
-    }
-    let (_, again) = compact(&env, &input, &[]);
-    assert_eq!(again.unwrap(), written, "two runs differ");
+    let name = "rollout-2025-10-01T09-00-00-0199a0b1-0000-7000-8000-000000000005.jsonl";
+    let input = write_log(&env, name, &log);
+    assert_large_log_compacts(&env, &input, &log);
 }
