@@ -124,6 +124,9 @@ mod spec;
 #[allow(dead_code)]
 mod patterns;
 
+#[path = "src/matchers/required.rs"]
+mod required;
+
 use spec::{Flags, Spec};
 
 /// One matcher to prebuild: owned patterns, borrowed into a [`Spec`] when built.
@@ -134,18 +137,21 @@ struct Wanted {
     /// Always embedded dense: the classifier's matchers, searched over every line or the
     /// whole text (a sparse DFA walks a state's transitions one by one).
     dense: bool,
+    /// A rule's list of line patterns, searched line by line: embedded with the literals
+    /// every match holds one of ([`required`]), its prefilter.
+    prefilter: bool,
 }
 
 impl Wanted {
     /// A rule's: Unicode syntax when a pattern is not ASCII (`rules::compiled`).
     fn any(patterns: Vec<String>, flags: Flags) -> Wanted {
         let unicode = !patterns.iter().all(|p| p.is_ascii());
-        Wanted { unicode, flags, patterns, dense: false }
+        Wanted { unicode, flags, patterns, dense: false, prefilter: false }
     }
 
     /// The classifier's: ASCII classes on bytes, whatever the text (`matchers::ascii`).
     fn bytes(regex: String, flags: Flags) -> Wanted {
-        Wanted { unicode: false, flags, patterns: vec![regex], dense: true }
+        Wanted { unicode: false, flags, patterns: vec![regex], dense: true, prefilter: false }
     }
 }
 
@@ -154,6 +160,7 @@ impl Wanted {
 fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     println!("cargo:rerun-if-changed=src/matchers/spec.rs");
     println!("cargo:rerun-if-changed=src/reduce/patterns.rs");
+    println!("cargo:rerun-if-changed=src/matchers/required.rs");
     let mut wanted = classifier_matchers();
     for (_, json) in rules {
         wanted.extend(rule_matchers(json));
@@ -163,6 +170,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     let mut blob: Vec<u8> = Vec::new();
     // What each matcher cost, for whoever tunes the limits: `OUT_DIR/prebuilt-sizes.txt`.
     let mut sizes = String::new();
+    // Each embedded line list's prefilter, by the list's key.
+    let mut prefilters: Vec<(u64, Vec<String>)> = Vec::new();
     for w in &wanted {
         let patterns: Vec<&str> = w.patterns.iter().map(String::as_str).collect();
         let spec = Spec { unicode: w.unicode, flags: w.flags, patterns: &patterns };
@@ -213,6 +222,13 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             .expect("writing to a String");
         }
         index.push((key, parts));
+        if w.prefilter
+            && let Some(literals) = required::list_literals(&patterns, &w.flags.syntax(w.unicode))
+        {
+            writeln!(sizes, "prefilter\t{literals:?}\t{:?}", spec.patterns)
+                .expect("writing to a String");
+            prefilters.push((key, literals));
+        }
     }
     fs::write(out.join("prebuilt-sizes.txt"), sizes).expect("OUT_DIR is writable");
     index.sort_unstable_by_key(|(key, _)| *key);
@@ -234,6 +250,12 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
             .expect("writing to a String");
         }
         rs.push_str("]),\n");
+    }
+    rs.push_str("];\n");
+    prefilters.sort_unstable_by_key(|(key, _)| *key);
+    rs.push_str("static PREFILTERS: &[(u64, &[&str])] = &[\n");
+    for (key, literals) in &prefilters {
+        writeln!(rs, "    ({key:#018x}, &{literals:?}),").expect("writing to a String");
     }
     rs.push_str("];\n");
     fs::write(out.join("prebuilt.rs"), rs).expect("OUT_DIR is writable");
@@ -344,7 +366,7 @@ fn rule_matchers(json: &str) -> Vec<Wanted> {
     for list in &lists {
         let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
         if !ascii.is_empty() {
-            wanted.push(Wanted::any(ascii, Flags::default()));
+            wanted.push(Wanted { prefilter: true, ..Wanted::any(ascii, Flags::default()) });
         }
     }
     for list in &lists {

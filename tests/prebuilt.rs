@@ -5,6 +5,7 @@
 
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 
+use tj::matchers::{self, Flags, Spec};
 use tj::rules::RuleSet;
 use tj::rules::compiled::{Budget, CompiledRule, Compiler};
 use tj::testing::fixtures;
@@ -28,12 +29,16 @@ fn embedded_rule_matchers_match_as_compiled_at_run_time_on_the_fixtures() {
         assert!(embedded.problems.is_empty() && runtime.problems.is_empty(), "{}", report.rule);
         assert!(!runtime.over_limit, "{}", report.rule);
         let (mut a, mut b) = (embedded.lines.scratch(), runtime.lines.scratch());
-        for line in case.text.lines() {
+        // As a reduction asks: each line's lists narrowed by their prefilters first.
+        let lines = tj::reduce::split_lines(&case.text);
+        let among = embedded.lines.candidates(&case.text, &lines);
+        for (line, among) in lines.iter().zip(among) {
             let (x, y) = (
-                embedded.lines.kinds(line, &mut a, &budget),
+                embedded.lines.kinds_among(line, among, &mut a, &budget),
                 runtime.lines.kinds(line, &mut b, &budget),
             );
             assert_eq!(x, y, "{} on {line:?}", report.rule);
+            assert_eq!(x, embedded.lines.kinds(line, &mut a, &budget), "{}", report.rule);
             for ((name, p), (_, q)) in embedded.counters.iter().zip(&runtime.counters) {
                 assert_eq!(
                     p.is_match(line),
@@ -81,4 +86,50 @@ fn embedded_command_regexes_select_as_compiled_at_run_time() {
         }
     }
     assert!(compared > 1000, "only {compared} commands compared");
+}
+
+/// The ASCII patterns of each builtin rule's line lists (skip, keep, evidence), as the
+/// build embeds them: one matcher per list.
+fn builtin_line_lists(rules: &RuleSet) -> Vec<(String, Vec<String>)> {
+    let mut lists = Vec::new();
+    for loaded in rules.rules() {
+        let rule = &loaded.rule;
+        for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
+            let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
+            if !ascii.is_empty() {
+                lists.push((rule.id.clone(), ascii));
+            }
+        }
+    }
+    lists
+}
+
+/// Issue 13, the line lists' prefilters are conservative: for every builtin list with one
+/// and every fixture line, a line in which the prefilter finds none of its literals is a
+/// line the list's DFA does not match (the prefilter only ever skips lines that cannot
+/// match). Lines are scanned in place, as a reduction scans them.
+#[test]
+fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
+    let rules = RuleSet::builtin();
+    let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
+    let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
+    let (mut with_prefilter, mut skipped) = (0, 0_usize);
+    for (rule, patterns) in builtin_line_lists(&rules) {
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
+        let dfa = matchers::prebuilt(&spec).unwrap_or_else(|| panic!("{rule}: embedded"));
+        let Some(prefilter) = matchers::prefilter(&spec) else { continue };
+        with_prefilter += 1;
+        for (text, lines) in texts.iter().zip(&split) {
+            let mut flagged = vec![false; lines.len()];
+            assert!(matchers::scan_in_place(&prefilter, text, lines, |k| flagged[k] = true));
+            for (line, _) in lines.iter().zip(&flagged).filter(|(_, f)| !**f) {
+                assert!(!prefilter.is_match(line.as_bytes()), "{rule}: scan missed {line:?}");
+                assert!(!dfa.is_match(line.as_bytes()), "{rule}: {patterns:?} on {line:?}");
+                skipped += 1;
+            }
+        }
+    }
+    assert!(with_prefilter > 200, "only {with_prefilter} lists have a prefilter");
+    assert!(skipped > 1_000_000, "only {skipped} lines skipped");
 }

@@ -14,6 +14,10 @@
 
 pub mod spec;
 
+#[cfg(test)]
+#[path = "required.rs"]
+mod required;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex_automata::dfa::{Automaton, dense, sparse};
@@ -41,7 +45,8 @@ struct Part {
 }
 
 // Defines `BLOB: &Aligned<[u8]>` and `INDEX: &[(u64, &[Part])]`, sorted by key, every
-// offset a multiple of 8.
+// offset a multiple of 8, and `PREFILTERS: &[(u64, &[&str])]`, sorted by key: each line
+// list's required literals (`required.rs`).
 include!(concat!(env!("OUT_DIR"), "/prebuilt.rs"));
 
 /// How many builtin matchers were compiled at run time by this process (see the module
@@ -123,6 +128,21 @@ fn embedded_part(part: &Part) -> Option<Engine> {
     Some(engine)
 }
 
+/// The literals the build found for the line list `spec` (see [`prefilter`]).
+pub fn prefilter_literals(spec: &Spec<'_>) -> Option<&'static [&'static str]> {
+    let key = spec.key();
+    let at = PREFILTERS.binary_search_by_key(&key, |&(k, _)| k).ok()?;
+    Some(PREFILTERS[at].1)
+}
+
+/// The prefilter of the embedded line list `spec`: a finder of literals of which every
+/// match of any of its patterns in a line holds one, so that a line holding none cannot
+/// match (`required.rs`, issue 13). `None` if the build found no such set, or the CPU has
+/// no packed searcher (a DFA of the literals would walk the lines as slowly as the list's).
+pub fn prefilter(spec: &Spec<'_>) -> Option<Literals> {
+    Literals::simd(prefilter_literals(spec)?)
+}
+
 /// The matcher for `spec`: the embedded one, else compiled now (and counted). `Err` only
 /// when the spec does not compile at all.
 pub fn dfa(spec: &Spec<'_>) -> Result<Dfa, String> {
@@ -167,15 +187,22 @@ pub enum Literals {
 impl Literals {
     /// A finder for any of `literals` (none empty, none holding a line break).
     pub fn new(literals: &[&str]) -> Result<Literals, String> {
+        match Literals::simd(literals) {
+            Some(simd) => Ok(simd),
+            None => ascii_literals(literals, false).map(Literals::Dfa),
+        }
+    }
+
+    /// The packed searcher for `literals` (none empty, none holding a line break), if this
+    /// CPU has one and there are some.
+    pub fn simd(literals: &[&str]) -> Option<Literals> {
         let mut config = aho_corasick::packed::Config::new();
         config.match_kind(aho_corasick::packed::MatchKind::LeftmostFirst);
         // More than Teddy's heuristic limit still checks fewer candidates per byte than a
         // DFA takes steps: the limit only trades Teddy for the DFA.
         config.heuristic_pattern_limits(false);
-        match config.builder().extend(literals).build() {
-            Some(searcher) if !literals.is_empty() => Ok(Literals::Simd(searcher)),
-            _ => ascii_literals(literals, false).map(Literals::Dfa),
-        }
+        let searcher = config.builder().extend(literals).build()?;
+        (!literals.is_empty()).then_some(Literals::Simd(searcher))
     }
 
     /// Returns true if and only if one of the literals occurs in `haystack`.
@@ -198,6 +225,60 @@ impl Literals {
             Literals::Dfa(dfa) => dfa.find_end(input),
         }
     }
+}
+
+/// Calls `hit` with the index of every line of `lines` in which `finder` finds one of its
+/// literals, in order, searching `text` in place (no copy, one search per hit).
+///
+/// `lines` must be slices of `text` in order, each after the first preceded by a line
+/// break, as `reduce::split_lines` cuts them (a line may have lost trailing white space);
+/// if they are not, nothing is called and the result is false. `finder`'s literals hold
+/// no line break, so a hit that ends in a line began in it, or in the white space trimmed
+/// from its end: that second case is checked on the line itself.
+pub fn scan_in_place(
+    finder: &Literals,
+    text: &str,
+    lines: &[&str],
+    mut hit: impl FnMut(usize),
+) -> bool {
+    let base = text.as_ptr() as usize;
+    let offset = |line: &str| (line.as_ptr() as usize).wrapping_sub(base);
+    let bytes = text.as_bytes();
+    let mut prev_end = 0;
+    for (k, line) in lines.iter().enumerate() {
+        let start = offset(line);
+        if start > bytes.len() || line.len() > bytes.len() - start {
+            return false;
+        }
+        if k > 0 && (start <= prev_end || bytes[start - 1] != b'\n') {
+            return false;
+        }
+        prev_end = start + line.len();
+    }
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else { return true };
+    let end = offset(last) + last.len();
+    let (mut k, mut at) = (0, offset(first));
+    while at < end {
+        let Some(found) = finder.find_end(&Input::new(bytes).span(at..end)) else {
+            // A failed search (a DFA of literals cannot fail): every line left is a hit.
+            (k..lines.len()).for_each(&mut hit);
+            break;
+        };
+        let Some(found) = found else { break };
+        // The line of the hit's last byte.
+        while k + 1 < lines.len() && offset(lines[k + 1]) < found {
+            k += 1;
+        }
+        if found <= offset(lines[k]) + lines[k].len() || finder.is_match(lines[k].as_bytes()) {
+            hit(k);
+        }
+        k += 1;
+        match lines.get(k) {
+            Some(line) => at = offset(line),
+            None => break,
+        }
+    }
+    true
 }
 
 impl Engine {
@@ -258,6 +339,84 @@ mod tests {
         }
         assert!(parts >= INDEX.len() && INDEX.len() > 400, "{parts} parts");
         assert!(INDEX.windows(2).all(|w| w[0].0 < w[1].0), "the index is sorted, keys unique");
+    }
+
+    /// The round trip of the prefilters: each builtin line list's embedded literals are
+    /// what `required.rs` derives from its patterns now, found by the list's key.
+    #[test]
+    fn every_line_list_prefilter_is_embedded_as_derived() {
+        let rules = crate::rules::RuleSet::builtin();
+        let (mut lists, mut found) = (0, std::collections::BTreeSet::new());
+        for loaded in rules.rules() {
+            let rule = &loaded.rule;
+            for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
+                let ascii: Vec<&str> =
+                    list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
+                if ascii.is_empty() {
+                    continue;
+                }
+                let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
+                let derived = required::list_literals(&ascii, &Flags::default().syntax(false));
+                let embedded = prefilter_literals(&spec).map(|l| l.iter().map(|s| (*s).to_owned()));
+                assert_eq!(embedded.map(Iterator::collect::<Vec<_>>), derived, "{}", rule.id);
+                lists += 1;
+                if derived.is_some() {
+                    found.insert(spec.key());
+                }
+            }
+        }
+        assert_eq!(found.len(), PREFILTERS.len(), "no prefilter without a builtin list");
+        assert!(found.len() * 4 > lists * 3, "{} of {lists} lists have a prefilter", found.len());
+    }
+
+    #[test]
+    fn a_required_literal_set_holds_what_every_match_must() {
+        let lits =
+            |patterns: &[&str]| required::list_literals(patterns, &Flags::default().syntax(false));
+        assert_eq!(lits(&["^test .+ FAILED$"]), Some(vec!["FAILED".to_owned()]));
+        // Each alternative gives one (a part of "Warning: "); "Error: " holds "Error", which
+        // the second pattern requires, so only "Error" is kept.
+        let set = lits(&["(Error|Warning): ", "Error"]).unwrap();
+        assert_eq!(set.len(), 2, "{set:?}");
+        assert!(set.contains(&"Error".to_owned()), "{set:?}");
+        assert!(set.iter().any(|l| l != "Error" && "Warning: ".contains(l.as_str())), "{set:?}");
+        // Something that may match without a literal: no prefilter for the list.
+        assert_eq!(lits(&["^\\s*$", "Error"]), None);
+        assert_eq!(lits(&["^(a|[^b])"]), None);
+        // A class of a few bytes is a few literals.
+        assert_eq!(lits(&["^\\d+$"]).map(|set| set.len()), Some(10));
+        assert_eq!(lits(&["x?"]), None);
+        // Case-insensitive: the case variants, all of them.
+        let folded = lits(&["(?i)ok!"]).unwrap();
+        assert!(
+            ["OK!", "Ok!", "oK!", "ok!"]
+                .iter()
+                .all(|v| folded.iter().any(|l| v.contains(l.as_str())))
+        );
+    }
+
+    #[test]
+    fn an_in_place_scan_flags_exactly_the_lines_holding_a_literal() {
+        let finder = Literals::simd(&["FAIL", "ab "])
+            .or_else(|| Literals::new(&["FAIL", "ab "]).ok())
+            .unwrap();
+        // Trailing white space trimmed from a line can complete a literal in the text but
+        // not in the line ("ab" + " "); empty lines; a hit at the very end.
+        let text = "x FAIL\nab \t\n\nab\nok ab FAIL\n  \nzzFAIL";
+        let lines: Vec<&str> = text.split('\n').map(str::trim_end).collect();
+        let mut flagged = Vec::new();
+        assert!(scan_in_place(&finder, text, &lines, |k| flagged.push(k)));
+        let expected: Vec<usize> =
+            (0..lines.len()).filter(|&k| finder.is_match(lines[k].as_bytes())).collect();
+        assert_eq!(flagged, expected);
+        assert_eq!(flagged, [0, 4, 6]);
+        // Lines that are not the text's own are refused, not misread.
+        let other = ["x FAIL".to_owned()];
+        let foreign: Vec<&str> = other.iter().map(String::as_str).collect();
+        assert!(!scan_in_place(&finder, text, &foreign, |_| panic!("no hit reported")));
+        let out_of_order = [lines[1], lines[0]];
+        assert!(!scan_in_place(&finder, text, &out_of_order, |_| panic!("no hit reported")));
+        assert!(scan_in_place(&finder, text, &[], |_| panic!("no lines, no hits")));
     }
 
     #[test]

@@ -378,6 +378,9 @@ enum Ending {
 /// What the steps after selection share.
 struct Run<'a> {
     input: &'a Input<'a>,
+    /// The rendered text the lines were cut from ([`split_lines`]): the line scans search
+    /// it in place.
+    text: &'a str,
     opts: &'a Options<'a>,
     budget: &'a Budget,
     /// The size of the original as it would go out.
@@ -448,6 +451,7 @@ fn pipeline(
     }
     let run = Run {
         input,
+        text: rendered,
         opts,
         budget,
         original_size,
@@ -471,7 +475,7 @@ fn line_pipeline(
 ) -> Ending {
     let (rule, budget, exit_code) = (&loaded.rule, run.budget, run.input.exit_code);
     let metered = loaded.layer != Layer::Builtin;
-    let classified = classify(lines, rule, compiled, budget, metered, run.kind, &mut out);
+    let classified = classify(run, lines, rule, compiled, metered, &mut out);
     if budget.exhausted().is_some() {
         return give_up(out, budget);
     }
@@ -712,14 +716,14 @@ struct Classified {
 /// classifies every line, and lets the `table` and `diagnostics` shapes adjust the evidence.
 /// A `metered` rule's line pass is timed against `budget` and stops when it runs out.
 fn classify(
+    run: &Run<'_>,
     lines: &[&str],
     rule: &crate::rules::Rule,
     compiled: Option<CompiledRule>,
-    budget: &Budget,
     metered: bool,
-    kind: Kind,
     out: &mut Reduction,
 ) -> Classified {
+    let (text, budget, kind) = (run.text, run.budget, run.kind);
     let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
     out.problems.extend(compiled.problems.iter().map(ToString::to_string));
     let mut evidence = evidence::classify(lines);
@@ -742,13 +746,17 @@ fn classify(
     let kinds = if compiled.lines.has(SKIP | KEEP | EVIDENCE) {
         let _meter = metered.then(|| budget.meter());
         let mut scratch = compiled.lines.scratch();
-        let mut kinds = Vec::with_capacity(lines.len());
-        for line in lines {
-            kinds.push(compiled.lines.kinds(line, &mut scratch, budget));
+        // Lines whose lists' prefilters found none of their literals skip those lists.
+        let mut kinds = compiled.lines.candidates(text, lines);
+        let mut classified = kinds.len();
+        for (k, line) in lines.iter().enumerate() {
+            kinds[k] = compiled.lines.kinds_among(line, kinds[k], &mut scratch, budget);
             if metered && !budget.check() {
+                classified = k + 1;
                 break;
             }
         }
+        kinds.truncate(classified);
         kinds
     } else {
         Vec::new()

@@ -910,10 +910,20 @@ pub struct LineKinds {
 enum Lines {
     /// Embedded when tj was built (a builtin rule): one per list (skip, keep, evidence),
     /// each asked whether any of its patterns matches.
-    Prebuilt(Box<[Option<Dfa>; 3]>),
+    Prebuilt(Box<[Option<List>; 3]>),
     /// A lazy DFA compiled now: an untrusted rule's (bounded), or a builtin one the build
     /// did not embed.
     Lazy(Box<hybrid::dfa::DFA>),
+}
+
+/// One embedded list of a builtin rule's ASCII line patterns.
+#[derive(Debug)]
+struct List {
+    dfa: Dfa,
+    /// Literals one of which every line the list matches holds
+    /// ([`matchers::prefilter`]): [`LineKinds::candidates`] walks the DFA only on lines
+    /// that hold one.
+    prefilter: Option<matchers::Literals>,
 }
 
 /// Scratch space for [`LineKinds::kinds`], reused across lines: the lazy DFA's
@@ -1020,10 +1030,44 @@ impl LineKinds {
     /// The kinds of the patterns `line` matches. An untrusted rule's matchers charge
     /// `budget` (see [`Pattern::is_match_within`]); the caller checks it after each line.
     pub fn kinds(&self, line: &str, scratch: &mut Scratch, budget: &Budget) -> u8 {
+        self.kinds_among(line, SKIP | KEEP | EVIDENCE, scratch, budget)
+    }
+
+    /// Per line of `lines`, the kinds whose embedded list could match it: a list's bit is
+    /// clear where its prefilter found none of its literals, set everywhere for a list
+    /// without one. `lines` are `text`'s, as `reduce::split_lines` cuts them (else every
+    /// bit is set). What [`kinds_among`](Self::kinds_among) takes.
+    pub fn candidates(&self, text: &str, lines: &[&str]) -> Vec<u8> {
+        let all = SKIP | KEEP | EVIDENCE;
+        let Some((Lines::Prebuilt(lists), _)) = &self.ascii else {
+            return vec![all; lines.len()];
+        };
+        let filtered = lists
+            .iter()
+            .zip([SKIP, KEEP, EVIDENCE])
+            .filter(|(list, _)| list.as_ref().is_some_and(|l| l.prefilter.is_some()))
+            .fold(0, |acc, (_, bit)| acc | bit);
+        let mut out = vec![all & !filtered; lines.len()];
+        for (list, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
+            let Some(finder) = list.as_ref().and_then(|l| l.prefilter.as_ref()) else {
+                continue;
+            };
+            if !matchers::scan_in_place(finder, text, lines, |k| out[k] |= bit) {
+                return vec![all; lines.len()];
+            }
+        }
+        out
+    }
+
+    /// [`kinds`](Self::kinds), walking only the embedded lists of kinds in `among` (the
+    /// others are taken not to match: see [`candidates`](Self::candidates)).
+    pub fn kinds_among(&self, line: &str, among: u8, scratch: &mut Scratch, budget: &Budget) -> u8 {
         let mut out = 0;
         if let Some((Lines::Prebuilt(lists), _)) = &self.ascii {
-            for (dfa, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
-                if dfa.as_ref().is_some_and(|dfa| dfa.is_match(line.as_bytes())) {
+            for (list, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
+                if among & bit != 0
+                    && list.as_ref().is_some_and(|list| list.dfa.is_match(line.as_bytes()))
+                {
                     out |= bit;
                 }
             }
@@ -1060,12 +1104,14 @@ impl LineKinds {
 
 /// The embedded matchers of a builtin rule's ASCII line patterns, one per list, if the
 /// build embedded them all.
-fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<Dfa>; 3]>> {
-    let mut out: [Option<Dfa>; 3] = Default::default();
+fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<List>; 3]>> {
+    let mut out: [Option<List>; 3] = Default::default();
     for (slot, (_, list)) in out.iter_mut().zip(lists) {
         let ascii: Vec<&str> = list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
         if !ascii.is_empty() {
-            *slot = Some(prebuilt(&ascii, Flags::default())?);
+            let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
+            let dfa = matchers::prebuilt(&spec)?;
+            *slot = Some(List { dfa, prefilter: matchers::prefilter(&spec) });
         }
     }
     Some(Box::new(out))
