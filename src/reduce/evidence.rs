@@ -209,10 +209,11 @@ impl Compiled {
             && !is_node_internal_frame(line)
     }
 
-    /// Returns, per line, the [`ANYWHERE`] patterns whose keys it holds.
-    fn triggered_lines(&self, lines: &[&str]) -> Vec<u32> {
+    /// Returns, per line, the [`ANYWHERE`] patterns whose keys it holds (`text`: see
+    /// [`scan_lines`]).
+    fn triggered_lines(&self, text: &str, lines: &[&str]) -> Vec<u32> {
         let mut masks = vec![0u32; lines.len()];
-        scan_lines(&self.keys, lines, |i| masks[i] = self.any_mask(lines[i]));
+        scan_lines(&self.keys, text, lines, |i| masks[i] = self.any_mask(lines[i]));
         masks
     }
 }
@@ -242,10 +243,15 @@ fn literals(literals: &[&str]) -> Literals {
 
 /// Calls `hit` with the index of every line in which `finder` finds a match, in order.
 ///
-/// Lines are joined with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk is
-/// searched once; after a hit the search resumes at the next line. No key contains `\n`,
-/// and none is empty, so a hit's last byte is in the line it was found in.
-fn scan_lines(finder: &Literals, lines: &[&str], mut hit: impl FnMut(usize)) {
+/// `lines` cut from `text` by `reduce::split_lines` are searched in `text`, in place
+/// ([`matchers::scan_in_place`]). Other lines (`text` is then anything, `""`) are joined
+/// with `\n` into chunks of about [`SCAN_CHUNK`] bytes and each chunk is searched once;
+/// after a hit the search resumes at the next line. No key contains `\n`, and none is
+/// empty, so a hit's last byte is in the line it was found in.
+fn scan_lines(finder: &Literals, text: &str, lines: &[&str], mut hit: impl FnMut(usize)) {
+    if matchers::scan_in_place(finder, text, lines, &mut hit) {
+        return;
+    }
     let mut chunk: Vec<u8> = Vec::with_capacity(SCAN_CHUNK + 1024);
     let mut starts: Vec<usize> = Vec::new();
     let mut first = 0;
@@ -322,8 +328,14 @@ pub fn is_evidence(line: &str) -> bool {
 /// assert_eq!(classify(&lines), [false, false, true, false]);
 /// ```
 pub fn classify(lines: &[&str]) -> Vec<bool> {
+    classify_in("", lines)
+}
+
+/// [`classify`] of `lines` cut from `text` by `reduce::split_lines`: the literal scan
+/// searches `text` in place rather than copying the lines (any other `text` is ignored).
+pub fn classify_in(text: &str, lines: &[&str]) -> Vec<bool> {
     let compiled = &*COMPILED;
-    let triggered = compiled.triggered_lines(lines);
+    let triggered = compiled.triggered_lines(text, lines);
     let base: Vec<bool> = lines
         .iter()
         .zip(&triggered)
@@ -381,8 +393,13 @@ pub fn is_failure_evidence(line: &str) -> bool {
 /// Not applied to a passing run, where such lines are chatter (`retrying after error`)
 /// far more often than news.
 pub fn mark_failure_words(lines: &[&str], marked: &mut [bool]) {
+    mark_failure_words_in("", lines, marked);
+}
+
+/// [`mark_failure_words`] of `lines` cut from `text` (see [`classify_in`]).
+pub fn mark_failure_words_in(text: &str, lines: &[&str], marked: &mut [bool]) {
     let words = &*FAILURE_WORDS;
-    scan_lines(&words.keys, lines, |i| {
+    scan_lines(&words.keys, text, lines, |i| {
         if !marked[i] && words.holds_failure_word(lines[i]) {
             marked[i] = true;
         }
@@ -433,14 +450,24 @@ static ALARM_FINDER: LazyLock<Literals> = LazyLock::new(|| literals(ALARM_KEYS))
 /// assert_eq!(evidence, [false, true, true, false]);
 /// ```
 pub fn mark_alarms(lines: &[&str], evidence: &mut [bool]) {
-    mark_line_alarms(lines, evidence);
+    mark_alarms_in("", lines, evidence);
+}
+
+/// [`mark_alarms`] of `lines` cut from `text` (see [`classify_in`]).
+pub fn mark_alarms_in(text: &str, lines: &[&str], evidence: &mut [bool]) {
+    mark_line_alarms_in(text, lines, evidence);
     mark_table_alarms(lines, evidence);
 }
 
 /// [`mark_alarms`] but for the rows an aligned table flags: for a caller that runs the
 /// `table` shape's detection itself, which flags them.
 pub fn mark_line_alarms(lines: &[&str], evidence: &mut [bool]) {
-    scan_lines(&ALARM_FINDER, lines, |i| {
+    mark_line_alarms_in("", lines, evidence);
+}
+
+/// [`mark_line_alarms`] of `lines` cut from `text` (see [`classify_in`]).
+pub fn mark_line_alarms_in(text: &str, lines: &[&str], evidence: &mut [bool]) {
+    scan_lines(&ALARM_FINDER, text, lines, |i| {
         if !evidence[i] && is_alarm_line(lines[i]) {
             evidence[i] = true;
         }
@@ -457,7 +484,7 @@ pub fn mark_line_alarms(lines: &[&str], evidence: &mut [bool]) {
     // The failure-word fallback is for logs only (see below); elsewhere its scan is saved.
     let words = &*FAILURE_WORDS;
     let is_log = looks_like_log(lines);
-    scan_lines(&words.keys, if is_log { lines } else { &[] }, |i| {
+    scan_lines(&words.keys, text, if is_log { lines } else { &[] }, |i| {
         let line = lines[i];
         if !evidence[i]
             && !strip_log_prefix(line).starts_with('{')
@@ -1275,10 +1302,18 @@ mod tests {
             let alone: Vec<usize> =
                 (0..lines.len()).filter(|&i| dfa.is_match(lines[i].as_bytes())).collect();
             assert!(alone.len() > 100, "{} lines hold a key", alone.len());
+            // In place, on a text the lines are cut from (trailing white space trimmed).
+            let text = lines.join("\n");
+            let cut = crate::reduce::split_lines(&text);
+            let cut_alone: Vec<usize> =
+                (0..cut.len()).filter(|&i| dfa.is_match(cut[i].as_bytes())).collect();
             for finder in [&simd, &dfa] {
                 let mut scanned = Vec::new();
-                scan_lines(finder, &lines, |i| scanned.push(i));
+                scan_lines(finder, "", &lines, |i| scanned.push(i));
                 assert_eq!(scanned, alone);
+                let mut in_place = Vec::new();
+                assert!(matchers::scan_in_place(finder, &text, &cut, |i| in_place.push(i)));
+                assert_eq!(in_place, cut_alone);
             }
         }
     }
@@ -2277,7 +2312,8 @@ mod tests {
             });
         }
         let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let hits: Vec<bool> = COMPILED.triggered_lines(&lines).iter().map(|m| *m != 0).collect();
+        let hits: Vec<bool> =
+            COMPILED.triggered_lines("", &lines).iter().map(|m| *m != 0).collect();
         for (line, hit) in lines.iter().zip(&hits) {
             assert_eq!(*hit, COMPILED.any_mask(line) != 0, "{line:?}");
         }

@@ -726,10 +726,10 @@ fn classify(
     let (text, budget, kind) = (run.text, run.budget, run.kind);
     let compiled = compiled.unwrap_or_else(|| CompiledRule::compile(rule));
     out.problems.extend(compiled.problems.iter().map(ToString::to_string));
-    let mut evidence = evidence::classify(lines);
+    let mut evidence = evidence::classify_in(text, lines);
     // On a failing run, any line naming a failure is kept, whatever its dialect.
     if out.exit_code.is_some_and(|code| code != 0) {
-        evidence::mark_failure_words(lines, &mut evidence);
+        evidence::mark_failure_words_in(text, lines, &mut evidence);
     }
     // In data, whatever the exit code, alarms are evidence: an HTTP status of 400 or more,
     // a WARN/ERROR/FATAL line, a failed state in a table.
@@ -737,9 +737,9 @@ fn classify(
     // would repeat that detection.
     if kind == Kind::Data {
         if rule.shape.as_deref() == Some("table") {
-            evidence::mark_line_alarms(lines, &mut evidence);
+            evidence::mark_line_alarms_in(text, lines, &mut evidence);
         } else {
-            evidence::mark_alarms(lines, &mut evidence);
+            evidence::mark_alarms_in(text, lines, &mut evidence);
         }
     }
     // One pass of the rule's line patterns: skip, keep and evidence bits per line.
