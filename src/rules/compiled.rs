@@ -40,7 +40,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use regex_automata::hybrid;
@@ -921,9 +921,19 @@ enum Lines {
 struct List {
     dfa: Dfa,
     /// Literals one of which every line the list matches holds
-    /// ([`matchers::prefilter`]): [`LineKinds::candidates`] walks the DFA only on lines
-    /// that hold one.
-    prefilter: Option<matchers::Literals>,
+    /// ([`matchers::prefilter_literals`]): [`LineKinds::candidates`] walks the DFA only on
+    /// lines that hold one.
+    literals: Option<&'static [&'static str]>,
+    /// Their searcher, built on the first scan (a run of an empty output builds none).
+    prefilter: OnceLock<Option<matchers::Literals>>,
+}
+
+impl List {
+    /// The list's prefilter, if it has one and the CPU a packed searcher.
+    fn prefilter(&self) -> Option<&matchers::Literals> {
+        let literals = self.literals?;
+        self.prefilter.get_or_init(|| matchers::Literals::simd(literals)).as_ref()
+    }
 }
 
 /// Scratch space for [`LineKinds::kinds`], reused across lines: the lazy DFA's
@@ -1039,20 +1049,23 @@ impl LineKinds {
     /// bit is set). What [`kinds_among`](Self::kinds_among) takes.
     pub fn candidates(&self, text: &str, lines: &[&str]) -> Vec<u8> {
         let all = SKIP | KEEP | EVIDENCE;
-        let Some((Lines::Prebuilt(lists), _)) = &self.ascii else {
+        let Some((Lines::Prebuilt(lists), _)) = &self.ascii.as_ref().filter(|_| !lines.is_empty())
+        else {
             return vec![all; lines.len()];
         };
         let filtered = lists
             .iter()
             .zip([SKIP, KEEP, EVIDENCE])
-            .filter(|(list, _)| list.as_ref().is_some_and(|l| l.prefilter.is_some()))
+            .filter(|(list, _)| list.as_ref().is_some_and(|l| l.prefilter().is_some()))
             .fold(0, |acc, (_, bit)| acc | bit);
         let mut out = vec![all & !filtered; lines.len()];
         for (list, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
-            let Some(finder) = list.as_ref().and_then(|l| l.prefilter.as_ref()) else {
+            let Some(finder) = list.as_ref().and_then(List::prefilter) else {
                 continue;
             };
-            if !matchers::scan_in_place(finder, text, lines, |k| out[k] |= bit) {
+            if !worth_scanning(finder, text, lines) {
+                out.iter_mut().for_each(|k| *k |= bit);
+            } else if !matchers::scan_in_place(finder, text, lines, |k| out[k] |= bit) {
                 return vec![all; lines.len()];
             }
         }
@@ -1102,6 +1115,21 @@ impl LineKinds {
     }
 }
 
+/// How many lines, spread over the output, [`worth_scanning`] tries a prefilter on.
+const PREFILTER_SAMPLE: usize = 64;
+
+/// Returns true unless `finder` flags more than half of a sample of `lines` (cut from
+/// `text`): a prefilter that flags most lines (`... ok` for the skip list of a passing
+/// `cargo test`) saves no DFA walk and costs a search per line. Short outputs are scanned.
+fn worth_scanning(finder: &matchers::Literals, text: &str, lines: &[&str]) -> bool {
+    if lines.len() < PREFILTER_SAMPLE * 4 {
+        return true;
+    }
+    let sample: Vec<&str> = lines.iter().step_by(lines.len() / PREFILTER_SAMPLE).copied().collect();
+    let mut flagged = 0;
+    matchers::scan_in_place(finder, text, &sample, |_| flagged += 1) && flagged * 2 <= sample.len()
+}
+
 /// The embedded matchers of a builtin rule's ASCII line patterns, one per list, if the
 /// build embedded them all.
 fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<List>; 3]>> {
@@ -1111,7 +1139,8 @@ fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<List>
         if !ascii.is_empty() {
             let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
             let dfa = matchers::prebuilt(&spec)?;
-            *slot = Some(List { dfa, prefilter: matchers::prefilter(&spec) });
+            let literals = matchers::prefilter_literals(&spec);
+            *slot = Some(List { dfa, literals, prefilter: OnceLock::new() });
         }
     }
     Some(Box::new(out))
@@ -1515,5 +1544,34 @@ mod tests {
         // Escaped slashes and hyphens are common in JavaScript-authored rules.
         assert!(Pattern::new(r"^src\/.*\.ts$", None).unwrap().is_match("src/a.ts"));
         assert!(Pattern::new(r"[\w\-]+", None).is_ok());
+    }
+
+    #[test]
+    fn a_prefilter_narrows_the_lists_and_kinds_stay_the_same() {
+        let rules = crate::rules::RuleSet::builtin();
+        let rule = &rules.rules().iter().find(|r| r.rule.id == "tests/cargo-test").unwrap().rule;
+        let compiled = CompiledRule::compile(rule);
+        let mut text = String::from("   Compiling x v0.1.0\nrunning 900 tests\n");
+        for i in 0..900 {
+            text.push_str(&format!("test m::case_{i} ... ok  \n"));
+        }
+        text.push_str("test m::bad ... FAILED\n\nfailures:\n");
+        let lines = crate::reduce::split_lines(&text);
+        let among = compiled.lines.candidates(&text, &lines);
+        // Every `... ok` line holds the skip list's literals: that list is not narrowed.
+        assert!(among.iter().all(|k| k & SKIP != 0));
+        // Only the lines that could be evidence are walked by the evidence list.
+        let walked = among.iter().filter(|k| *k & EVIDENCE != 0).count();
+        assert!(walked <= 4, "{walked} lines walked by the evidence list");
+        let (budget, mut scratch) = (Budget::unlimited(), compiled.lines.scratch());
+        for (line, among) in lines.iter().zip(among) {
+            assert_eq!(
+                compiled.lines.kinds_among(line, among, &mut scratch, &budget),
+                compiled.lines.kinds(line, &mut scratch, &budget),
+                "{line:?}"
+            );
+        }
+        // Lines that are not the text's own are not narrowed.
+        assert!(compiled.lines.candidates("", &lines).iter().all(|k| *k == SKIP | KEEP | EVIDENCE));
     }
 }
