@@ -374,22 +374,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         _ => None,
     };
 
-    let watchdog = match (&master, spec.blocked_after) {
-        (Some(master), Some(after)) => match pty::dup_master(master.as_ref()) {
-            Ok(fd) => Some(Watchdog::new(after, fd)),
-            Err(err) => {
-                warnings.push(format!(
-                    "could not watch for the command blocking on input ({err}); it may hang"
-                ));
-                None
-            }
-        },
-        _ => None,
-    };
-    let idle = match (&watchdog, spec.blocked_after) {
-        (Some(_), Some(after)) => Some(IdleWatch::new(after, tx.clone())),
-        _ => None,
-    };
+    let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
     let pump = Pump {
         source,
         exited: exited_rx,
@@ -399,17 +384,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         drain_total: spec.drain_total,
         idle,
     };
-    let pump_tx = tx.clone();
-    let started = thread::Builder::new().name("tj-pump".into()).spawn(move || {
-        signals::block_stop_signal();
-        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pump.run()))
-            .unwrap_or_else(|_| PumpReport {
-                warnings: vec!["the output relay failed; output after that point was lost".into()],
-                ..PumpReport::default()
-            });
-        let _ = pump_tx.send(Event::PumpDone(report));
-    });
-    let pump = match started {
+    let pump = match start_pump(pump, tx.clone()) {
         Ok(pump) => pump,
         Err(err) => {
             return Outcome::failed(other("could not start the output thread", &err), warnings);
@@ -463,7 +438,52 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     warnings.extend(term.take_warnings());
     drop(term);
+    outcome(done, status, exited_at.saturating_duration_since(spawned_at), cols, warnings)
+}
 
+/// The watchdog that ends a command blocked on input, and the idle timer that wakes it:
+/// only on a PTY (`master`) and with [`Spec::blocked_after`].
+fn blocked_watch(
+    spec: &Spec,
+    master: Option<&pty::Master>,
+    tx: &Sender<Event>,
+    warnings: &mut Vec<String>,
+) -> (Option<Watchdog>, Option<IdleWatch>) {
+    let (Some(master), Some(after)) = (master, spec.blocked_after) else { return (None, None) };
+    match pty::dup_master(master.as_ref()) {
+        Ok(fd) => (Some(Watchdog::new(after, fd)), Some(IdleWatch::new(after, tx.clone()))),
+        Err(err) => {
+            warnings.push(format!(
+                "could not watch for the command blocking on input ({err}); it may hang"
+            ));
+            (None, None)
+        }
+    }
+}
+
+/// Starts the thread that relays the child's output; it reports on `tx` when it is done,
+/// and a panic in it is reported as lost output, never as tj's death.
+fn start_pump(pump: Pump, tx: Sender<Event>) -> io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new().name("tj-pump".into()).spawn(move || {
+        signals::block_stop_signal();
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pump.run()))
+            .unwrap_or_else(|_| PumpReport {
+                warnings: vec!["the output relay failed; output after that point was lost".into()],
+                ..PumpReport::default()
+            });
+        let _ = tx.send(Event::PumpDone(report));
+    })
+}
+
+/// The outcome of a command that ran: how it ended (`status`, from waiting for it), how
+/// long it ran, and what the relay and the supervisor reported.
+fn outcome(
+    done: signals::Supervised,
+    status: io::Result<std::process::ExitStatus>,
+    duration: Duration,
+    cols: Option<u16>,
+    mut warnings: Vec<String>,
+) -> Outcome {
     let report = done.pump.unwrap_or_else(|| PumpReport {
         warnings: vec!["the output relay stopped early".into()],
         ..PumpReport::default()
@@ -477,7 +497,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     warnings.extend(report.warnings);
     Outcome {
         exit,
-        duration: exited_at.saturating_duration_since(spawned_at),
+        duration,
         pty_held_open: report.held_open,
         live_lost: report.live_lost,
         warnings,
