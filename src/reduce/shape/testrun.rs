@@ -386,7 +386,8 @@ impl<'a> Scan<'a> {
         false
     }
 
-    /// Every runner's summary lines but cargo's.
+    /// Every runner's summary lines but cargo's: each runner's reader in turn, until one
+    /// claims the line (and says whether it consumed it).
     fn summaries_of(&mut self, t: &'a str) -> bool {
         let Some(&first) = t.as_bytes().first() else {
             return false;
@@ -394,6 +395,24 @@ impl<'a> Scan<'a> {
         if first.is_ascii_digit() {
             return self.numbered(t);
         }
+        self.nextest(t)
+            .or_else(|| self.pytest(t))
+            .or_else(|| self.unittest(t))
+            .or_else(|| self.jest_vitest(t))
+            .or_else(|| self.deno(t))
+            .or_else(|| self.tap(t))
+            .or_else(|| self.gotestsum(t))
+            .or_else(|| self.maven(t))
+            .or_else(|| self.dotnet(t))
+            .or_else(|| self.phpunit_ok(t))
+            .or_else(|| self.xctest(t))
+            .or_else(|| self.swift_testing(t))
+            .or_else(|| self.zig(t))
+            .unwrap_or(false)
+    }
+
+    /// cargo-nextest's `Summary [ 1.2s] 12 tests run: 11 passed, 1 failed`. `None` if the line is none of these.
+    fn nextest(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("Summary [")
             && let Some((_, counts)) = rest.split_once("tests run:")
         {
@@ -410,27 +429,37 @@ impl<'a> Scan<'a> {
             }
             c.total = total;
             self.summary("cargo-nextest", Mode::Last, c);
-            return true;
+            return Some(true);
         }
-        if first == b'=' && t.ends_with('=') {
+        None
+    }
+
+    /// pytest's `==== 3 failed, 12 passed in 0.5s ====`. `None` if the line is none of these.
+    fn pytest(&mut self, t: &'a str) -> Option<bool> {
+        if t.starts_with('=') && t.ends_with('=') {
             let inner = t.trim_matches('=').trim();
             if let Some(c) = pytest_counts(inner) {
                 self.summary("pytest", Mode::Last, c);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
+        None
+    }
+
+    /// unittest's `Ran 12 tests` and the `OK` / `FAILED (failures=1)` after it; bun's `Ran … across …`. `None` if the line is none of these.
+    fn unittest(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("Ran ") {
             if rest.contains(" across ") {
-                return true; // bun's `Ran 305 tests across 5 files.`: its counts come apart
+                return Some(true); // bun's `Ran 305 tests across 5 files.`: its counts come apart
             }
             if let Some((n, word)) = pairs(rest).next()
                 && word.starts_with("test")
             {
                 self.unittest_ran = Some(n);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
         if let Some(ran) = self.unittest_ran
             && (t == "OK" || t.starts_with("OK (") || t.starts_with("FAILED ("))
@@ -449,11 +478,16 @@ impl<'a> Scan<'a> {
             }
             self.unittest_ran = None;
             self.summary("unittest", Mode::Last, c);
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// jest's `Tests: 1 failed, 12 passed, 13 total` (phpunit's, with `Assertions:`), vitest's `Tests  1 failed | 12 passed`. `None` if the line is none of these.
+    fn jest_vitest(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("Tests:") {
             if t.contains("Assertions:") {
-                return self.phpunit(t);
+                return Some(self.phpunit(t));
             }
             let mut c = Counts::default();
             let mut any = false;
@@ -472,7 +506,7 @@ impl<'a> Scan<'a> {
             if any {
                 self.summary("jest", Mode::Last, c);
             }
-            return any;
+            return Some(any);
         }
         if let Some(rest) = t.strip_prefix("Tests ") {
             let mut c = Counts::default();
@@ -492,8 +526,13 @@ impl<'a> Scan<'a> {
             if any {
                 self.summary("vitest", Mode::Last, c);
             }
-            return any;
+            return Some(any);
         }
+        None
+    }
+
+    /// deno's `ok | 12 passed | 0 failed`. `None` if the line is none of these.
+    fn deno(&mut self, t: &'a str) -> Option<bool> {
         if t.starts_with("ok | ") || t.starts_with("FAILED | ") {
             let mut c = Counts::default();
             for part in t.split(" | ").skip(1) {
@@ -508,8 +547,13 @@ impl<'a> Scan<'a> {
                 }
             }
             self.summary("deno", Mode::Last, c);
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// TAP's and node's `# pass 12` / `ℹ fail 1` lines, merged. `None` if the line is none of these.
+    fn tap(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("# ").or_else(|| t.strip_prefix("ℹ ")) {
             let mut words = rest.split_whitespace();
             if let (Some(word), Some(n), None) = (words.next(), words.next(), words.next())
@@ -521,13 +565,18 @@ impl<'a> Scan<'a> {
                     "pass" => c.passed = Some(n),
                     "fail" | "cancelled" => c.failed = Some(n),
                     "skipped" | "skip" | "todo" => c.skipped = Some(n),
-                    _ => return false,
+                    _ => return Some(false),
                 }
                 self.merged("tap", c);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
+        None
+    }
+
+    /// gotestsum's `DONE 12 tests, 1 failure`. `None` if the line is none of these.
+    fn gotestsum(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("DONE ") {
             let mut c = Counts::default();
             for (n, word) in pairs(rest) {
@@ -541,10 +590,15 @@ impl<'a> Scan<'a> {
             }
             if c.total.is_some() {
                 self.summary("gotestsum", Mode::Last, c);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
+        None
+    }
+
+    /// Maven's and Gradle's `Tests run: 12, Failures: 1, …` (per class with `Time elapsed`). `None` if the line is none of these.
+    fn maven(&mut self, t: &'a str) -> Option<bool> {
         let unbracketed = strip_maven_level(t);
         if let Some(rest) = unbracketed.strip_prefix("Tests run:") {
             let c = Counts {
@@ -560,8 +614,13 @@ impl<'a> Scan<'a> {
             } else {
                 self.summary("maven", Mode::Sum, c);
             }
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// dotnet's `Failed! - Failed: 1, Passed: 11, Skipped: 0, Total: 12`. `None` if the line is none of these.
+    fn dotnet(&mut self, t: &'a str) -> Option<bool> {
         if (t.starts_with("Failed!") || t.starts_with("Passed!"))
             && t.contains("Total:")
             && let Some(total) = keyed(t, "Total:")
@@ -574,16 +633,26 @@ impl<'a> Scan<'a> {
                 total: Some(total),
             };
             self.summary("dotnet", Mode::Sum, c);
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// phpunit's `OK (12 tests, 30 assertions)`. `None` if the line is none of these.
+    fn phpunit_ok(&mut self, t: &'a str) -> Option<bool> {
         if t.starts_with("OK (") && t.contains(" tests, ") || t.starts_with("OK (1 test, ") {
             if let Some((n, _)) = pairs(&t[4..]).next() {
                 let c = Counts { passed: Some(n), ..Counts::default() };
                 self.summary("phpunit", Mode::Last, c);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
+        None
+    }
+
+    /// XCTest's `Executed 12 tests, with 1 failure`. `None` if the line is none of these.
+    fn xctest(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("Executed ")
             && let Some((n, word)) = pairs(rest).next()
             && word.starts_with("test")
@@ -597,35 +666,45 @@ impl<'a> Scan<'a> {
                 }
             }
             self.summary("xctest", Mode::Last, c);
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// swift-testing's `✘ Test run with 12 tests …`, and its failed and skipped tests by name. `None` if the line is none of these.
+    fn swift_testing(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("✘ Test ").or_else(|| t.strip_prefix("✔ Test ")) {
             if let Some(rest) = rest.strip_prefix("run with ") {
                 if let Some((n, _)) = pairs(rest).next() {
                     let c = Counts { total: Some(n), ..Counts::default() };
                     self.summary("swift-testing", Mode::Last, c);
-                    return true;
+                    return Some(true);
                 }
             } else if t.starts_with('✘')
                 && let Some((name, _)) = rest.split_once(" failed")
             {
                 self.swift_failed.insert(name);
-                return true;
+                return Some(true);
             }
-            return false;
+            return Some(false);
         }
         if let Some(rest) = t.strip_prefix("➜ Test ")
             && let Some((name, _)) = rest.split_once(" skipped")
         {
             self.swift_skipped.insert(name);
-            return true;
+            return Some(true);
         }
+        None
+    }
+
+    /// zig's `All 12 tests passed.` and `Build Summary: … 11/12 tests passed; 1 failed`. `None` if the line is none of these.
+    fn zig(&mut self, t: &'a str) -> Option<bool> {
         if let Some(rest) = t.strip_prefix("All ")
             && let Some((n, word)) = pairs(rest).next()
             && (word == "tests passed." || word == "test passed.")
         {
             self.summary("zig", Mode::Last, Counts { passed: Some(n), ..Counts::default() });
-            return true;
+            return Some(true);
         }
         if let Some(pos) = t.find(" tests passed; ")
             && t.starts_with("Build Summary:")
@@ -633,7 +712,7 @@ impl<'a> Scan<'a> {
             let before = &t[..pos];
             let Some((done, total)) = before.rsplit(' ').next().and_then(|f| f.split_once('/'))
             else {
-                return false;
+                return Some(false);
             };
             let mut c = Counts {
                 passed: done.parse().ok(),
@@ -642,9 +721,9 @@ impl<'a> Scan<'a> {
             };
             zig_rest(&t[pos..], &mut c);
             self.summary("zig", Mode::Last, c);
-            return true;
+            return Some(true);
         }
-        false
+        None
     }
 
     /// Summary lines that start with a number.
