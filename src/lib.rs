@@ -47,5 +47,6 @@ pub mod stats;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;
+pub mod text;
 pub mod transcripts;
 pub mod verify;

@@ -300,11 +300,7 @@ fn strip_position(location: &str) -> &str {
 /// `key` cut at [`KEY_MAX`] bytes, on a character boundary, marked with `…`.
 fn cut(mut key: String) -> String {
     if key.len() > KEY_MAX {
-        let mut end = KEY_MAX;
-        while !key.is_char_boundary(end) {
-            end -= 1;
-        }
-        key.truncate(end);
+        key.truncate(crate::text::floor_char_boundary(&key, KEY_MAX));
         key.push('…');
     }
     key

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use super::tokens;
+use crate::text::{ceil_char_boundary, floor_char_boundary};
 
 /// Why a line was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -441,20 +442,6 @@ pub(super) fn cut_middle(line: &str, head: usize, tail: usize, omitted: &mut Omi
     let cut = line[head_end..tail_start].chars().count();
     omitted.trimmed_lines += 1;
     format!("{} …[{cut} chars cut by tj]… {}", &line[..head_end], &line[tail_start..])
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -626,10 +626,7 @@ fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
     if text.len() <= LEDGER_FIELD_MAX {
         return text.into();
     }
-    let mut end = LEDGER_FIELD_MAX - '…'.len_utf8();
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::floor_char_boundary(text, LEDGER_FIELD_MAX - '…'.len_utf8());
     format!("{}…", &text[..end]).into()
 }
 

@@ -617,13 +617,7 @@ pub fn simple_commands(line: &str) -> Vec<Vec<String>> {
 
 /// `command` cut to at most [`MAX_COMMAND`] bytes, at a character boundary.
 fn clip(mut command: String) -> String {
-    if command.len() > MAX_COMMAND {
-        let mut end = MAX_COMMAND;
-        while !command.is_char_boundary(end) {
-            end -= 1;
-        }
-        command.truncate(end);
-    }
+    command.truncate(crate::text::floor_char_boundary(&command, MAX_COMMAND));
     command
 }
 
