@@ -52,9 +52,10 @@ pub fn rewrite(t: &Transcript, bytes: &[u8], plan: &Plan) -> Result<Compacted> {
                 if lost == 1 { "" } else { "s" }
             ));
         }
-        edits.push(replacement(t, bytes, r.line, &steps(&r.path), |_| Ok(new))?);
+        edits.push(replacement(t, bytes, r.line, &steps(&r.path), |_| json_string(&new))?);
         for echo in &r.echoes {
-            edits.push(echo_replacement(t, bytes, echo, &id)?);
+            let path = steps(&echo.path);
+            edits.push(replacement(t, bytes, echo.line, &path, |_| echo_text(echo, &id))?);
         }
         dropped.push(Dropped { result: i, id });
     }
@@ -64,7 +65,7 @@ pub fn rewrite(t: &Transcript, bytes: &[u8], plan: &Plan) -> Result<Compacted> {
         edits.push(replacement(t, bytes, line, &steps(&t.first_user_text), |old| {
             let old: String =
                 serde_json::from_slice(old).context("the first prompt is not a string")?;
-            Ok(format!("{SESSION_NOTE}{old}"))
+            json_string(&format!("{SESSION_NOTE}{old}"))
         })?);
     }
     edits.sort_by_key(|e| e.0);
@@ -79,41 +80,9 @@ pub fn rewrite(t: &Transcript, bytes: &[u8], plan: &Plan) -> Result<Compacted> {
     Ok(Compacted { bytes: out, dropped })
 }
 
-/// The edit replacing the value at `path` in line `n` by the JSON string `make(old)`
-/// returns: its absolute byte range and its new text.
+/// The edit replacing the value at `path` in line `n` by the JSON text `make(old)` returns:
+/// its absolute byte range and its new text.
 fn replacement(
-    t: &Transcript,
-    bytes: &[u8],
-    n: usize,
-    path: &[span::Step<'_>],
-    make: impl FnOnce(&[u8]) -> Result<String>,
-) -> Result<(usize, usize, String)> {
-    raw_replacement(t, bytes, n, path, |old| {
-        let text = make(old)?;
-        serde_json::to_string(&text).context("could not encode a placeholder")
-    })
-}
-
-/// The edit emptying an echo of a result dropped under store id `id`: a string becomes a
-/// short pointer to the placeholder, an array of strings becomes `[]` (its type kept, so
-/// the harness still reads the entry).
-fn echo_replacement(
-    t: &Transcript,
-    bytes: &[u8],
-    echo: &Echo,
-    id: &str,
-) -> Result<(usize, usize, String)> {
-    raw_replacement(t, bytes, echo.line, &steps(&echo.path), |_| {
-        Ok(if echo.array {
-            "[]".to_owned()
-        } else {
-            format!("\"[tj compact: dropped with the tool result; tj expand {id}]\"")
-        })
-    })
-}
-
-/// The edit replacing the value at `path` in line `n` by the JSON text `make(old)` returns.
-fn raw_replacement(
     t: &Transcript,
     bytes: &[u8],
     n: usize,
@@ -127,4 +96,20 @@ fn raw_replacement(
     let json = make(&line[start..end])?;
     let base = t.lines[n].start;
     Ok((base + start, base + end, json))
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> Result<String> {
+    serde_json::to_string(text).context("could not encode a placeholder")
+}
+
+/// The JSON text an echo of a result dropped under store id `id` becomes: a string, a short
+/// pointer to the placeholder; an array of strings, `[]` (its type kept, so the harness
+/// still reads the entry).
+fn echo_text(echo: &Echo, id: &str) -> Result<String> {
+    if echo.array {
+        Ok("[]".to_owned())
+    } else {
+        json_string(&format!("[tj compact: dropped with the tool result; tj expand {id}]"))
+    }
 }
