@@ -138,13 +138,43 @@ fn exit_code(text: &str) -> Option<i64> {
     })
 }
 
+/// The lines `shell_command` and `exec_command` put before what the command printed (up to
+/// `Output:`).
+const HEADER: [&str; 5] =
+    ["Exit code:", "Wall time:", "Chunk ID:", "Process exited", "Original token count:"];
+
+/// What the command printed, without the wrapping a harness adds: Codex's `shell` tool
+/// gives `{"output": …, "metadata": …}`, its `shell_command` and `exec_command` tools a few
+/// header lines (`Exit code: 0`, `Wall time: …`) up to `Output:`. Header words in the entries
+/// would make every later output look like a reference to the listing.
+pub(super) fn output_body(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with("{\"output\"")
+        && let Ok(Value::Object(map)) = serde_json::from_str(text)
+        && let Some(Value::String(output)) = map.get("output")
+    {
+        return output.clone().into();
+    }
+    let mut rest = text;
+    for _ in 0..8 {
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        if line == "Output:" {
+            return after.into();
+        }
+        if !HEADER.iter().any(|h| line.starts_with(h)) {
+            break;
+        }
+        rest = after;
+    }
+    text.into()
+}
+
 fn key(k: &str) -> OwnedStep {
     OwnedStep::Key(k.to_owned())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::exit_code;
+    use super::{exit_code, output_body};
 
     #[test]
     fn exit_codes_are_read_from_each_output_shape() {
@@ -158,5 +188,26 @@ mod tests {
             Some(101)
         );
         assert_eq!(exit_code("plain text"), None);
+    }
+
+    #[test]
+    fn a_listing_is_read_without_the_harness_wrapping() {
+        assert_eq!(
+            output_body(r#"{"output":"a.rs\nb.rs\n","metadata":{"exit_code":0}}"#),
+            "a.rs\nb.rs\n"
+        );
+        assert_eq!(
+            output_body("Exit code: 0\nWall time: 1 seconds\nOutput:\nsrc/lexer.rs\n"),
+            "src/lexer.rs\n"
+        );
+        assert_eq!(
+            output_body(
+                "Chunk ID: 7\nWall time: 0.2 seconds\nProcess exited with code 0\nOriginal token count: 9\nOutput:\nx.rs"
+            ),
+            "x.rs"
+        );
+        // Without its `Output:` line, or with other text first, the text is all body.
+        assert_eq!(output_body("Exit code: 0\nsrc/a.rs"), "Exit code: 0\nsrc/a.rs");
+        assert_eq!(output_body("src/a.rs\nOutput:\nb"), "src/a.rs\nOutput:\nb");
     }
 }

@@ -204,7 +204,7 @@ fn referenced_listings(t: &Transcript, bytes: &[u8]) -> HashSet<usize> {
             continue;
         }
         let mut mine = Vec::new();
-        let body = output_body(r.text.as_deref().unwrap_or_default());
+        let body = super::codex::output_body(r.text.as_deref().unwrap_or_default());
         for name in body.lines().take(PATHS_PER_LISTING).filter_map(entry_name) {
             let next = patterns.len();
             let p = *index.entry(name.to_owned()).or_insert(next);
@@ -239,33 +239,6 @@ fn referenced_listings(t: &Transcript, bytes: &[u8]) -> HashSet<usize> {
         }
     }
     referenced
-}
-
-/// What the command printed, without the wrapping a harness adds: Codex's `shell` tool
-/// gives `{"output": …, "metadata": …}`, its `shell_command` and `exec_command` tools a few
-/// header lines (`Exit code: 0`, `Wall time: …`) up to `Output:`. Header words in the entries
-/// would make every later output look like a reference to the listing.
-fn output_body(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.starts_with("{\"output\"")
-        && let Ok(serde_json::Value::Object(map)) = serde_json::from_str(text)
-        && let Some(serde_json::Value::String(output)) = map.get("output")
-    {
-        return output.clone().into();
-    }
-    let mut rest = text;
-    for _ in 0..8 {
-        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
-        if line == "Output:" {
-            return after.into();
-        }
-        let header =
-            ["Exit code:", "Wall time:", "Chunk ID:", "Process exited", "Original token count:"];
-        if !header.iter().any(|h| line.starts_with(h)) {
-            break;
-        }
-        rest = after;
-    }
-    text.into()
 }
 
 /// The file name of a listing's entry: a grep-style `path:line:text` gives its path; an
@@ -304,28 +277,7 @@ fn placeholder_tokens(t: &Transcript, r: &ToolResult, why: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{entry_name, output_body};
-
-    #[test]
-    fn a_listing_is_read_without_the_harness_wrapping() {
-        assert_eq!(
-            output_body(r#"{"output":"a.rs\nb.rs\n","metadata":{"exit_code":0}}"#),
-            "a.rs\nb.rs\n"
-        );
-        assert_eq!(
-            output_body("Exit code: 0\nWall time: 1 seconds\nOutput:\nsrc/lexer.rs\n"),
-            "src/lexer.rs\n"
-        );
-        assert_eq!(
-            output_body(
-                "Chunk ID: 7\nWall time: 0.2 seconds\nProcess exited with code 0\nOriginal token count: 9\nOutput:\nx.rs"
-            ),
-            "x.rs"
-        );
-        // Without its `Output:` line, or with other text first, the text is all body.
-        assert_eq!(output_body("Exit code: 0\nsrc/a.rs"), "Exit code: 0\nsrc/a.rs");
-        assert_eq!(output_body("src/a.rs\nOutput:\nb"), "src/a.rs\nOutput:\nb");
-    }
+    use super::entry_name;
 
     #[test]
     fn entries_give_their_file_names() {
