@@ -474,6 +474,13 @@ fn resume_writes_a_new_session_under_an_id_from_its_content() {
     assert_eq!(Transcript::parse(&read(&new)).unwrap().session_id.as_deref(), Some(id.as_str()));
 }
 
+/// `lines` numbered lines of filler text, each starting with `tag`: a large log's outputs.
+fn body(tag: &str, lines: usize) -> String {
+    (0..lines)
+        .map(|i| format!("{tag} {i:04}: the quick brown fox jumps over the lazy dog\n"))
+        .collect()
+}
+
 /// A Claude Code log of at least `size` bytes, the same every time: turns of a prompt, a
 /// whole read of one of twenty files, a test run in one of three directories, a search, an
 /// edit every third turn, a failure every seventh.
@@ -489,11 +496,6 @@ pub(crate) fn large_claude_log(size: usize) -> Vec<u8> {
         parent = Value::String(uuid);
         out.extend_from_slice(serde_json::to_string(&line).unwrap().as_bytes());
         out.push(b'\n');
-    };
-    let body = |tag: &str, lines: usize| -> String {
-        (0..lines)
-            .map(|i| format!("{tag} {i:04}: the quick brown fox jumps over the lazy dog\n"))
-            .collect()
     };
     let mut turn = 0;
     while out.len() < size {
@@ -605,11 +607,6 @@ fn large_codex_log(size: usize) -> Vec<u8> {
         json!({"id": "0199a0b1-0000-7000-8000-000000000005", "cwd": "/w/big", "originator": "codex_cli_rs"}),
         &mut out,
     );
-    let body = |tag: &str, lines: usize| -> String {
-        (0..lines)
-            .map(|i| format!("{tag} {i:04}: the quick brown fox jumps over the lazy dog\n"))
-            .collect()
-    };
     let mut turn = 0;
     while out.len() < size {
         turn += 1;
