@@ -110,6 +110,12 @@ fn synthetic(c: &mut Criterion) {
     group.bench_function("render_100k_plain", |b| {
         b.iter(|| black_box(reduce::terminal::render(cargo.as_bytes())));
     });
+    // The same text as a PTY writes it, uncoloured: every line ends in `\r\n`.
+    let crlf = cargo.replace('\n', "\r\n");
+    group.throughput(Throughput::Bytes(crlf.len() as u64));
+    group.bench_function("render_width_100k_crlf", |b| {
+        b.iter(|| black_box(reduce::terminal::render_width(crlf.as_bytes(), Some(500))));
+    });
     let pty = pty_1m();
     group.throughput(Throughput::Bytes(pty.len() as u64));
     group.bench_function("render_1m_pty", |b| {

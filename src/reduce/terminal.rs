@@ -180,7 +180,56 @@ pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
         };
     }
     let width = cols.filter(|&cols| cols > 0).map_or(usize::MAX, usize::from);
+    if let Some(text) = crlf_text(bytes, width) {
+        return Cow::Owned(text);
+    }
     Cow::Owned(Terminal::new(bytes.len(), width).play(bytes))
+}
+
+/// The rendering of `bytes` if they are plain text but for lines that end in `\r\n`, as
+/// a PTY writes every line (ONLCR): the text without the `\r` of each `\r\n`, which is
+/// what the screen model makes of it. `None` for anything else, and when a line (counted
+/// in bytes, which are never fewer than its cells) is wider than `width` and would wrap.
+///
+/// Plain output through a PTY is the common case of `tj run`, and playing it on the screen
+/// model cost more than the rest of the reduction of a `cargo test` run.
+fn crlf_text(bytes: &[u8], width: usize) -> Option<String> {
+    // No `\r` at all is not this path's input: the plain path had its chance.
+    memchr::memchr(b'\r', bytes)?;
+    if !plain_but::<true>(bytes) {
+        return None;
+    }
+    let fits = |line_start: usize, end: usize| {
+        width == usize::MAX || lines_fit(&bytes[line_start..end], width)
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut from = 0;
+    for cr in memchr::memchr_iter(b'\r', bytes) {
+        // `from` is just past the previous `\r`, at its `\n`: the line starts after it.
+        if bytes.get(cr + 1) != Some(&b'\n') || !fits(if from == 0 { 0 } else { from + 1 }, cr) {
+            return None;
+        }
+        out.extend_from_slice(&bytes[from..cr]);
+        from = cr + 1;
+    }
+    if !fits(from + 1, bytes.len()) {
+        return None;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    Some(match String::from_utf8(out) {
+        Ok(text) => text,
+        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+    })
+}
+
+/// Returns true if and only if no line of `text` (split at `\n`) is longer than `width`.
+fn lines_fit(text: &[u8], width: usize) -> bool {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text).chain([text.len()]).all(|end| {
+        let fits = end - start <= width;
+        start = end + 1;
+        fits
+    })
 }
 
 /// Removes escape sequences and control characters without playing them: no cursor
@@ -244,18 +293,23 @@ pub fn strip(bytes: &[u8]) -> String {
 /// are OR-reduced without branches, which the compiler turns into vector compares, and only a
 /// chunk that trips is looked at byte by byte.
 fn is_plain(bytes: &[u8]) -> bool {
+    plain_but::<false>(bytes)
+}
+
+/// [`is_plain`], taking `\r` for plain too when `CR` (for [`crlf_text`]).
+fn plain_but<const CR: bool>(bytes: &[u8]) -> bool {
     const CHUNK: usize = 64;
     let mut at = 0;
     for chunk in bytes.chunks_exact(CHUNK) {
-        let hits = chunk.iter().fold(0u8, |hits, &b| hits | u8::from(is_suspect(b)));
+        let hits = chunk.iter().fold(0u8, |hits, &b| hits | u8::from(is_suspect_but::<CR>(b)));
         // A `0xC2` is usually the lead byte of `°`, `±` or `µ`, not of a C1 control, so a
         // tripped chunk is re-checked exactly before giving up on the fast path.
-        if hits != 0 && has_control(bytes, at..at + CHUNK) {
+        if hits != 0 && has_control_but::<CR>(bytes, at..at + CHUNK) {
             return false;
         }
         at += CHUNK;
     }
-    !has_control(bytes, at..bytes.len())
+    !has_control_but::<CR>(bytes, at..bytes.len())
 }
 
 /// Returns true if and only if `b` is a control byte other than `\n` and `\t`, or the lead
@@ -266,14 +320,21 @@ fn is_suspect(b: u8) -> bool {
     ((b < 0x20) & (b != b'\n') & (b != b'\t')) | (b == DEL) | (b == C1_LEAD)
 }
 
-/// Returns true if and only if `bytes[range]` holds a control byte other than `\n` and `\t`,
-/// or the start of a UTF-8 encoded C1 control (U+0080..U+009F).
-fn has_control(bytes: &[u8], range: Range<usize>) -> bool {
+/// Returns true if and only if `bytes[range]` holds a control byte other than `\n` and `\t`
+/// (and `\r` when `CR`), or the start of a UTF-8 encoded C1 control (U+0080..U+009F).
+fn has_control_but<const CR: bool>(bytes: &[u8], range: Range<usize>) -> bool {
     range.into_iter().any(|i| match bytes.get(i) {
         Some(&C1_LEAD) => is_c1_tail(bytes.get(i + 1)),
-        Some(&b) => is_suspect(b),
+        Some(&b) => is_suspect_but::<CR>(b),
         None => false,
     })
+}
+
+/// [`is_suspect`], not counting `\r` when `CR`.
+#[inline]
+#[allow(clippy::needless_bitwise_bool, reason = "branch-free, so that `plain_but` vectorises")]
+fn is_suspect_but<const CR: bool>(b: u8) -> bool {
+    is_suspect(b) & !(CR & (b == b'\r'))
 }
 
 /// Returns true if and only if `b` is the second byte of a UTF-8 encoded C1 control.
@@ -1357,6 +1418,43 @@ mod tests {
     }
 
     // Fast path.
+
+    /// A line of text as a PTY may carry it: ASCII, tabs, spaces, multi-byte and wide
+    /// characters, the lead byte of a C1 control's encoding in `°`, invalid UTF-8, and now
+    /// and then a lone `\r` or an escape, which keep the input off the CRLF path.
+    fn crlf_line() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            8 => Just(&b"a"[..]),
+            4 => Just(&b" "[..]),
+            2 => Just(&b"\t"[..]),
+            2 => Just("°".as_bytes()),
+            2 => Just("漢".as_bytes()),
+            1 => Just("🦀".as_bytes()),
+            1 => Just(&b"\xff"[..]),
+            1 => Just(&b"\xe2\x82"[..]),
+            1 => Just(&b"\r"[..]),
+            1 => Just(&b"\x1b[K"[..]),
+        ];
+        prop::collection::vec(piece, 0..16).prop_map(|pieces| pieces.concat())
+    }
+
+    #[test]
+    fn crlf_lines_render_without_the_screen_model() {
+        let input = b"   Compiling x v0.1.0\r\ntest a ... ok\r\n\tat f (a.js:1)\r\nlast";
+        assert_eq!(
+            crlf_text(input, usize::MAX).as_deref(),
+            Some("   Compiling x v0.1.0\ntest a ... ok\n\tat f (a.js:1)\nlast")
+        );
+        assert_eq!(render_width(input, Some(500)), screen(input));
+        // Lines as wide as the screen do not wrap; one wider does, so the model plays it.
+        assert_eq!(crlf_text(b"abcde\r\nfghij\r\n", 5).as_deref(), Some("abcde\nfghij\n"));
+        assert_eq!(crlf_text(b"abcde\r\nfghijk\r\n", 5), None);
+        assert_eq!(crlf_text(b"abc\nabcdef", 5), None);
+        // A lone `\r` overwrites, an escape acts, and plain text has its own path.
+        assert_eq!(crlf_text(b"50%\rDone\r\n", usize::MAX), None);
+        assert_eq!(crlf_text(b"\x1b[1mok\r\n", usize::MAX), None);
+        assert_eq!(crlf_text(b"plain\n", usize::MAX), None);
+    }
 
     #[test]
     fn plain_text_is_borrowed_unchanged() {
@@ -2489,6 +2587,29 @@ mod tests {
             if is_plain(&input) {
                 prop_assert_eq!(render(&input).into_owned(), screen(&input));
             }
+        }
+
+        #[test]
+        fn crlf_path_agrees_with_the_screen_model(
+            lines in prop::collection::vec(crlf_line(), 0..12),
+            ends in prop::collection::vec(prop_oneof![Just(&b"\r\n"[..]), Just(&b"\n"[..])], 12),
+            last_end in any::<bool>(),
+            cols in prop_oneof![Just(None), (1u16..12).prop_map(Some)],
+        ) {
+            let mut input = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                input.extend_from_slice(line);
+                if i + 1 < lines.len() || last_end {
+                    input.extend_from_slice(ends[i]);
+                }
+            }
+            // Plain input has its own path, which does not wrap (see `render_width`).
+            if is_plain(&input) {
+                return Ok(());
+            }
+            let width = cols.map_or(usize::MAX, usize::from);
+            let model = Terminal::new(input.len(), width).play(&input);
+            prop_assert_eq!(render_width(&input, cols).into_owned(), model);
         }
     }
 }
