@@ -269,7 +269,21 @@ pub fn screen_width(raw: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 /// Splits rendered text into lines with trailing whitespace removed: the numbering every
 /// marker and `tj expand --lines` use.
 pub fn split_lines(rendered: &str) -> Vec<&str> {
-    lines_of(rendered).collect()
+    // What `lines_of(rendered).collect()` gives, in a vector sized once: this runs on every
+    // output, and the iterator's `split` and growing vector cost more than the scan.
+    let body = rendered.strip_suffix('\n').unwrap_or(rendered);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    let newlines = memchr::memchr_iter(b'\n', body.as_bytes());
+    let mut lines = Vec::with_capacity(newlines.clone().count() + 1);
+    let mut start = 0;
+    for end in newlines {
+        lines.push(body[start..end].trim_end());
+        start = end + 1;
+    }
+    lines.push(body[start..].trim_end());
+    lines
 }
 
 /// The lines [`split_lines`] collects, as an iterator (no vector to hold).
@@ -2024,5 +2038,15 @@ mod tests {
         assert_eq!(split_lines("a  \nb\t\n"), vec!["a", "b"]);
         assert_eq!(split_lines(""), Vec::<&str>::new());
         assert_eq!(split_lines("\n\n"), vec!["", ""]);
+        for text in ["", "\n", "a", "a\n", "a\n\n", " \n\tb \nc\u{3000}\n", "\n\nx"] {
+            assert_eq!(split_lines(text), lines_of(text).collect::<Vec<_>>(), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn split_lines_collects_lines_of(text in "[a \t\n\r\u{3000}é]{0,64}") {
+            proptest::prop_assert_eq!(split_lines(&text), lines_of(&text).collect::<Vec<_>>());
+        }
     }
 }
