@@ -127,6 +127,9 @@ mod patterns;
 #[path = "src/matchers/required.rs"]
 mod required;
 
+#[path = "src/matchers/sure.rs"]
+mod sure;
+
 use spec::{Flags, Spec};
 
 /// One matcher to prebuild: owned patterns, borrowed into a [`Spec`] when built.
@@ -161,6 +164,7 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     println!("cargo:rerun-if-changed=src/matchers/spec.rs");
     println!("cargo:rerun-if-changed=src/reduce/patterns.rs");
     println!("cargo:rerun-if-changed=src/matchers/required.rs");
+    println!("cargo:rerun-if-changed=src/matchers/sure.rs");
     let mut wanted = classifier_matchers();
     for (_, json) in rules {
         wanted.extend(rule_matchers(json));
@@ -172,6 +176,8 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     let mut sizes = String::new();
     // Each embedded line list's prefilter, by the list's key.
     let mut prefilters: Vec<(u64, Vec<String>)> = Vec::new();
+    // Each embedded line list's sure shapes, by the list's key.
+    let mut sure_shapes: Vec<(u64, Vec<sure::Shape>)> = Vec::new();
     for w in &wanted {
         let patterns: Vec<&str> = w.patterns.iter().map(String::as_str).collect();
         let spec = Spec { unicode: w.unicode, flags: w.flags, patterns: &patterns };
@@ -229,6 +235,12 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
                 .expect("writing to a String");
             prefilters.push((key, literals));
         }
+        if w.prefilter {
+            let shapes = sure::list_shapes(&patterns, &w.flags.syntax(w.unicode));
+            if !shapes.is_empty() {
+                sure_shapes.push((key, shapes));
+            }
+        }
     }
     fs::write(out.join("prebuilt-sizes.txt"), sizes).expect("OUT_DIR is writable");
     index.sort_unstable_by_key(|(key, _)| *key);
@@ -256,6 +268,21 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     rs.push_str("static PREFILTERS: &[(u64, &[&str])] = &[\n");
     for (key, literals) in &prefilters {
         writeln!(rs, "    ({key:#018x}, &{literals:?}),").expect("writing to a String");
+    }
+    rs.push_str("];\n");
+    sure_shapes.sort_unstable_by_key(|(key, _)| *key);
+    rs.push_str("static SURE: &[(u64, &[Sure])] = &[\n");
+    for (key, shapes) in &sure_shapes {
+        write!(rs, "    ({key:#018x}, &[").expect("writing to a String");
+        for s in shapes {
+            write!(
+                rs,
+                "Sure {{ prefix: {:?}, suffix: {:?}, min: {}, open: {} }}, ",
+                s.prefix, s.suffix, s.min, s.open
+            )
+            .expect("writing to a String");
+        }
+        rs.push_str("]),\n");
     }
     rs.push_str("];\n");
     fs::write(out.join("prebuilt.rs"), rs).expect("OUT_DIR is writable");

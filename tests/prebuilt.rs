@@ -133,3 +133,32 @@ fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
     assert!(with_prefilter > 200, "only {with_prefilter} lists have a prefilter");
     assert!(skipped > 1_000_000, "only {skipped} lines skipped");
 }
+
+/// Issue 13, the line lists' sure shapes are sound: for every builtin list and every fixture
+/// line, a line of one of the list's sure shapes is a line its DFA matches (a shape only ever
+/// spares a walk whose answer is yes). And they are worth having: they answer for many lines.
+#[test]
+fn a_line_list_sure_shape_answers_only_for_lines_its_list_matches() {
+    let rules = RuleSet::builtin();
+    let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
+    let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
+    let (mut with_shapes, mut answered) = (0, 0_usize);
+    for (rule, patterns) in builtin_line_lists(&rules) {
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
+        let shapes = matchers::sure_shapes(&spec);
+        if shapes.is_empty() {
+            continue;
+        }
+        with_shapes += 1;
+        let dfa = matchers::prebuilt(&spec).unwrap_or_else(|| panic!("{rule}: embedded"));
+        for line in split.iter().flatten() {
+            if shapes.iter().any(|s| s.matches(line.as_bytes())) {
+                assert!(dfa.is_match(line.as_bytes()), "{rule}: {shapes:?} on {line:?}");
+                answered += 1;
+            }
+        }
+    }
+    assert!(with_shapes > 100, "only {with_shapes} lists have a sure shape");
+    assert!(answered > 1_000, "only {answered} lines answered by a shape");
+}

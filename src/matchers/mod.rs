@@ -18,6 +18,10 @@ pub mod spec;
 #[path = "required.rs"]
 mod required;
 
+#[cfg(test)]
+#[path = "sure.rs"]
+mod sure;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex_automata::dfa::{Automaton, dense, sparse};
@@ -45,9 +49,44 @@ struct Part {
 }
 
 // Defines `BLOB: &Aligned<[u8]>` and `INDEX: &[(u64, &[Part])]`, sorted by key, every
-// offset a multiple of 8, and `PREFILTERS: &[(u64, &[&str])]`, sorted by key: each line
-// list's required literals (`required.rs`).
+// offset a multiple of 8; `PREFILTERS: &[(u64, &[&str])]`, sorted by key: each line list's
+// required literals (`required.rs`); and `SURE: &[(u64, &[Sure])]`, sorted by key: each
+// line list's sure shapes (`sure.rs`).
 include!(concat!(env!("OUT_DIR"), "/prebuilt.rs"));
+
+/// A line shape one of a list's patterns is sure to match (`sure.rs`): the line begins
+/// with `prefix`, ends with `suffix`, and holds between the two (not overlapping) at least
+/// `min` bytes when `open`, none when not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sure {
+    prefix: &'static str,
+    suffix: &'static str,
+    min: usize,
+    open: bool,
+}
+
+impl Sure {
+    /// Returns true if and only if `line` has this shape (then the list matches it).
+    #[inline]
+    pub fn matches(&self, line: &[u8]) -> bool {
+        let ends = self.prefix.len() + self.suffix.len();
+        let long_enough = if self.open {
+            line.len() >= ends.saturating_add(self.min)
+        } else {
+            line.len() == ends
+        };
+        long_enough
+            && line.starts_with(self.prefix.as_bytes())
+            && line.ends_with(self.suffix.as_bytes())
+    }
+}
+
+/// The shapes the build found for the line list `spec`, some pattern of which is sure to
+/// match a line of any of them (empty if none).
+pub fn sure_shapes(spec: &Spec<'_>) -> &'static [Sure] {
+    let key = spec.key();
+    SURE.binary_search_by_key(&key, |&(k, _)| k).map_or(&[], |at| SURE[at].1)
+}
 
 /// How many builtin matchers were compiled at run time by this process (see the module
 /// documentation). A relaxed counter: it costs one atomic add per compilation.
@@ -367,6 +406,100 @@ mod tests {
         }
         assert_eq!(found.len(), PREFILTERS.len(), "no prefilter without a builtin list");
         assert!(found.len() * 4 > lists * 3, "{} of {lists} lists have a prefilter", found.len());
+    }
+
+    /// The round trip of the sure shapes: each builtin line list's embedded shapes are what
+    /// `sure.rs` derives from its patterns now.
+    #[test]
+    fn every_line_list_sure_shape_is_embedded_as_derived() {
+        let rules = crate::rules::RuleSet::builtin();
+        let mut found = std::collections::BTreeSet::new();
+        for loaded in rules.rules() {
+            let rule = &loaded.rule;
+            for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
+                let ascii: Vec<&str> =
+                    list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
+                if ascii.is_empty() {
+                    continue;
+                }
+                let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
+                let derived = sure::list_shapes(&ascii, &Flags::default().syntax(false));
+                let embedded: Vec<sure::Shape> = sure_shapes(&spec)
+                    .iter()
+                    .map(|s| sure::Shape {
+                        prefix: s.prefix.to_owned(),
+                        suffix: s.suffix.to_owned(),
+                        min: s.min,
+                        open: s.open,
+                    })
+                    .collect();
+                assert_eq!(embedded, derived, "{}", rule.id);
+                if !derived.is_empty() {
+                    found.insert(spec.key());
+                }
+            }
+        }
+        assert_eq!(found.len(), SURE.len(), "no shapes without a builtin list");
+        assert!(SURE.len() > 100, "only {} lists have a sure shape", SURE.len());
+    }
+
+    #[test]
+    fn a_sure_shape_is_a_literal_start_any_text_and_a_literal_end() {
+        let shapes =
+            |patterns: &[&str]| sure::list_shapes(patterns, &Flags::default().syntax(false));
+        let shape = |prefix: &str, suffix: &str, min, open| sure::Shape {
+            prefix: prefix.to_owned(),
+            suffix: suffix.to_owned(),
+            min,
+            open,
+        };
+        assert_eq!(shapes(&[r"^test .+ \.\.\. ok$"]), [shape("test ", " ... ok", 1, true)]);
+        assert_eq!(shapes(&["^(test) (.*)ok$"]), [], "a capture between two literals");
+        assert_eq!(shapes(&["^test (.*) ok$"]), [shape("test ", " ok", 0, true)]);
+        assert_eq!(shapes(&["^error: "]), [shape("error: ", "", 0, true)]);
+        assert_eq!(shapes(&["^failures:$"]), [shape("failures:", "", 0, false)]);
+        assert_eq!(shapes(&["^x.{3,}"]), [shape("x", "", 3, true)]);
+        assert_eq!(shapes(&["^.+$"]), [shape("", "", 1, true)]);
+        assert_eq!(shapes(&["(?s)^a.*b$"]), [shape("a", "b", 0, true)]);
+        // Only patterns of that shape, in order; the others have none.
+        assert_eq!(
+            shapes(&["^a$", r"^\s*Running \S", "^b"]),
+            [shape("a", "", 0, false), shape("b", "", 0, true)]
+        );
+        for none in [
+            "test .+ ok$",      // not anchored at the start
+            "^test .+ ok",      // a literal after the run could be anywhere
+            r"^test \S+ ok$",   // a class that is not "anything"
+            "^test .{1,9} ok$", // a bounded run
+            "(?i)^test .+ ok$", // case folding makes classes
+            "(?m)^test .+ ok$", // a multi-line anchor
+            "^(a|b) .+$",       // an alternation
+            "^test .+ .+ ok$",  // two runs
+            "^a$|^b$",          // an alternation of whole patterns
+        ] {
+            assert_eq!(shapes(&[none]), [], "{none}");
+        }
+        // Unicode: a character is one to four bytes, so only a run of at most one is counted.
+        let unicode = |p: &str| sure::list_shapes(&[p], &Flags::default().syntax(true));
+        assert_eq!(unicode("^é.+$"), [shape("é", "", 1, true)]);
+        assert_eq!(unicode("^é.{2,}$"), []);
+    }
+
+    #[test]
+    fn a_sure_shape_matches_its_lines_only() {
+        let sure = |prefix, suffix, min, open| Sure { prefix, suffix, min, open };
+        let ok = sure("test ", " ... ok", 1, true);
+        assert!(ok.matches(b"test a ... ok"));
+        assert!(!ok.matches(b"test  ... ok"), "the run needs a byte");
+        assert!(!ok.matches(b"test ... ok"), "the ends may not overlap");
+        assert!(!ok.matches(b"test a ... ok "));
+        assert!(!ok.matches(b"tests a ... ok"));
+        let exact = sure("failures:", "", 0, false);
+        assert!(exact.matches(b"failures:"));
+        assert!(!exact.matches(b"failures: x"));
+        let start = sure("error: ", "", 0, true);
+        assert!(start.matches(b"error: ") && start.matches(b"error: boom"));
+        assert!(!start.matches(b"error:"));
     }
 
     #[test]

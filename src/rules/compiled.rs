@@ -926,9 +926,17 @@ struct List {
     literals: Option<&'static [&'static str]>,
     /// Their searcher, built on the first scan (a run of an empty output builds none).
     prefilter: OnceLock<Option<matchers::Literals>>,
+    /// Line shapes some pattern is sure to match ([`matchers::sure_shapes`]): a line of one
+    /// is in the list without a walk of its DFA.
+    sure: &'static [matchers::Sure],
 }
 
 impl List {
+    /// Returns true if and only if some pattern of the list matches `line`.
+    fn is_match(&self, line: &[u8]) -> bool {
+        self.sure.iter().any(|shape| shape.matches(line)) || self.dfa.is_match(line)
+    }
+
     /// The list's prefilter, if it has one and the CPU a packed searcher.
     fn prefilter(&self) -> Option<&matchers::Literals> {
         let literals = self.literals?;
@@ -1079,7 +1087,7 @@ impl LineKinds {
         if let Some((Lines::Prebuilt(lists), _)) = &self.ascii {
             for (list, bit) in lists.iter().zip([SKIP, KEEP, EVIDENCE]) {
                 if among & bit != 0
-                    && list.as_ref().is_some_and(|list| list.dfa.is_match(line.as_bytes()))
+                    && list.as_ref().is_some_and(|list| list.is_match(line.as_bytes()))
                 {
                     out |= bit;
                 }
@@ -1140,7 +1148,8 @@ fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<List>
             let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
             let dfa = matchers::prebuilt(&spec)?;
             let literals = matchers::prefilter_literals(&spec);
-            *slot = Some(List { dfa, literals, prefilter: OnceLock::new() });
+            let sure = matchers::sure_shapes(&spec);
+            *slot = Some(List { dfa, literals, prefilter: OnceLock::new(), sure });
         }
     }
     Some(Box::new(out))
