@@ -1062,19 +1062,53 @@ fn candidate_body<'a>(
     budget: &Budget,
     data_budget: Option<usize>,
 ) -> (Vec<Cow<'a, str>>, Facts, Omitted, Option<&'static str>) {
-    let Classified { compiled, evidence, kinds, table, diagnostics, shape } = classified;
-    let n = lines.len();
-    // matchOutput replaces everything with a message. The gate still checks evidence, so
-    // a message over a failing run is rejected and the original goes out.
-    if !compiled.outputs.is_empty() {
-        let whole = trimmed_join(lines);
-        let matched = compiled.outputs.iter().find(|(p, _)| p.is_match_within(&whole, budget));
-        if let Some((_, message)) = matched {
-            let omitted = Omitted { noise: n, ..Omitted::default() };
-            return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted, None);
-        }
+    let Classified { compiled, evidence, .. } = classified;
+    if let Some(message) = matched_output(lines, compiled, budget) {
+        let omitted = Omitted { noise: lines.len(), ..Omitted::default() };
+        return (vec![Cow::Owned(format!("[tj] {message}"))], Vec::new(), omitted, None);
     }
-    let mut plan = Plan::keep_all(n);
+    let (mut plan, pre_keep) = filtered(lines, rule, classified);
+    let facts = facts_of(lines, rule, pre_keep.as_ref().unwrap_or(&plan), compiled, budget);
+    if plan.state.iter().all(Option::is_some)
+        && let Some(message) = &rule.on_empty
+    {
+        let (mut body, omitted) = plan.render(lines, evidence);
+        body.retain(|l| !window::is_marker(l));
+        body.push(Cow::Owned(format!("[tj] {message}")));
+        return (body, facts, omitted, None);
+    }
+    let shape = shaped(&mut plan, lines, rule.window(exit_code), classified, data_budget);
+    let (mut body, omitted) = plan.render(lines, evidence);
+    if let (Some("diagnostics"), Some(sampled)) = (shape, classified.diagnostics.as_ref()) {
+        body.extend(sampled.summaries.iter().map(|s| Cow::Owned(s.clone())));
+    }
+    (body, facts, omitted, shape)
+}
+
+/// The message of the first `matchOutput` entry whose pattern matches the whole output: it
+/// replaces everything. The gate still checks evidence, so a message over a failing run is
+/// rejected and the original goes out.
+fn matched_output<'c>(
+    lines: &[&str],
+    compiled: &'c CompiledRule,
+    budget: &Budget,
+) -> Option<&'c String> {
+    if compiled.outputs.is_empty() {
+        return None;
+    }
+    let whole = trimmed_join(lines);
+    compiled.outputs.iter().find(|(p, _)| p.is_match_within(&whole, budget)).map(|(_, m)| m)
+}
+
+/// The plan after the line filters (skip, keep, blank edges and runs, dedupe), and the
+/// plan before the keep filter when the rule counts from there (`counterSource`).
+fn filtered(
+    lines: &[&str],
+    rule: &crate::rules::Rule,
+    classified: &Classified,
+) -> (Plan, Option<Plan>) {
+    let Classified { compiled, evidence, kinds, .. } = classified;
+    let mut plan = Plan::keep_all(lines.len());
     plan.cut_long_lines = !opens_json(lines);
     drop_noise(&mut plan, classified);
     let pre_keep = (rule.counter_source == CounterSource::PreKeep).then(|| plan.clone());
@@ -1094,29 +1128,44 @@ fn candidate_body<'a>(
     if rule.transforms.dedupe_adjacent {
         plan.dedupe_adjacent(lines);
     }
-    // A test run's counts come from the runner's own summaries when it printed them: a
-    // failure listed twice is one failure.
+    (plan, pre_keep)
+}
+
+/// The counts the rendition states: a test run's from the runner's own summaries when it
+/// printed them (a failure listed twice is one failure), else the rule's counters over the
+/// lines `plan` keeps.
+fn facts_of(
+    lines: &[&str],
+    rule: &crate::rules::Rule,
+    plan: &Plan,
+    compiled: &CompiledRule,
+    budget: &Budget,
+) -> Facts {
     let tally = (rule.shape.as_deref() == Some("test-run")).then(|| shape::testrun::tally(lines));
-    let facts = match tally.flatten() {
+    match tally.flatten() {
         Some(tally) => tally
             .facts()
             .into_iter()
             .map(|(name, n)| (name, usize::try_from(n).unwrap_or(usize::MAX)))
             .collect(),
-        None => count(lines, pre_keep.as_ref().unwrap_or(&plan), compiled, budget),
-    };
-    if plan.state.iter().all(Option::is_some)
-        && let Some(message) = &rule.on_empty
-    {
-        let (mut body, omitted) = plan.render(lines, evidence);
-        body.retain(|l| !window::is_marker(l));
-        body.push(Cow::Owned(format!("[tj] {message}")));
-        return (body, facts, omitted, None);
+        None => count(lines, plan, compiled, budget),
     }
-    let (head, tail) = rule.window(exit_code);
-    let shape = match (shape.as_deref(), table.as_ref()) {
+}
+
+/// Applies the shape's own cut to `plan` (search hits grouped by file, a table sampled,
+/// diagnostics sampled, a log folded), else the rule's head and tail window; returns the
+/// shape that shaped the candidate, if any.
+fn shaped(
+    plan: &mut Plan,
+    lines: &[&str],
+    (head, tail): (usize, usize),
+    classified: &Classified,
+    data_budget: Option<usize>,
+) -> Option<&'static str> {
+    let Classified { evidence, table, diagnostics, shape, .. } = classified;
+    match (shape.as_deref(), table.as_ref()) {
         (Some("search-hits"), _)
-            if widest(&mut plan, lines, data_budget, |plan, k| {
+            if widest(plan, lines, data_budget, |plan, k| {
                 plan.group_search_hits(
                     lines,
                     evidence,
@@ -1129,7 +1178,7 @@ fn candidate_body<'a>(
             Some("search-hits")
         }
         (Some("table"), Some(layout)) => {
-            widest(&mut plan, lines, data_budget, |plan, k| {
+            widest(plan, lines, data_budget, |plan, k| {
                 let (head, tail) = (head * k / QUARTER, tail * k / QUARTER);
                 let keep = shape::table::sample(lines, layout, evidence, head, tail);
                 plan.keep_only(&keep, evidence);
@@ -1149,19 +1198,14 @@ fn candidate_body<'a>(
         (Some("log"), _) => {
             let folds = shape::log::fold(lines, evidence);
             plan.fold_similar(&folds, evidence);
-            last_cut(&mut plan, lines, evidence, (head, tail), data_budget);
+            last_cut(plan, lines, evidence, (head, tail), data_budget);
             (!folds.is_empty()).then_some("log")
         }
         _ => {
-            last_cut(&mut plan, lines, evidence, (head, tail), data_budget);
+            last_cut(plan, lines, evidence, (head, tail), data_budget);
             None
         }
-    };
-    let (mut body, omitted) = plan.render(lines, evidence);
-    if let (Some("diagnostics"), Some(sampled)) = (shape, diagnostics.as_ref()) {
-        body.extend(sampled.summaries.iter().map(|s| Cow::Owned(s.clone())));
     }
-    (body, facts, omitted, shape)
 }
 
 /// Applies a shape's own window (`apply(plan, k)` with its counts scaled by `k /`
