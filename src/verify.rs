@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 
 use serde::Deserialize;
 
-use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough};
+use crate::reduce::{self, ArtifactRef, Input, Options, Passthrough, Reduction};
 use crate::rules::compiled::{Budget, CompiledRule, Compiler};
 use crate::rules::select::{self, Query};
 use crate::rules::{Layer, RuleSet, printable, printable_path};
@@ -190,27 +190,7 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
     let input = case.input();
     let first = reduce::run(&input, set, &opts);
     let second = reduce::run(&input, set, &opts);
-    let mut report = CaseReport {
-        rule: first.rule.clone(),
-        reduced: first.is_reduced(),
-        tokens: (first.raw_tokens, first.reduced_tokens),
-        problems: Vec::new(),
-    };
-    let mut problem = |msg: String| report.problems.push(format!("{}: {msg}", case.id));
-    if first.passthrough == Some(Passthrough::Panicked) {
-        problem("the reducer panicked".to_owned());
-    }
-    if let Some(why @ Passthrough::OverBudget { .. }) = &first.passthrough {
-        problem(reduce::describe_passthrough(why));
-    }
-    if first.text != second.text {
-        problem("two runs gave different renditions".to_owned());
-    }
-    if let Some(expected) = &case.rule
-        && expected != &first.rule
-    {
-        problem(format!("selected `{}`, expected `{expected}`", first.rule));
-    }
+    let mut problems = run_problems(case, &first, &second);
     // A lossless route re-encodes lines (a path folded under its directory): a fact is
     // kept when the rendition shows it or decodes to it.
     let decoded = decoded_text(&first);
@@ -218,67 +198,103 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         let kept = first.text.contains(keep.as_str())
             || decoded.as_ref().is_some_and(|text| text.contains(keep.as_str()));
         if !kept {
-            problem(format!("must_keep {keep:?} is missing"));
+            problems.push(format!("must_keep {keep:?} is missing"));
         }
     }
     if first.is_reduced() {
-        for drop in &case.must_drop {
-            if first.text.contains(drop.as_str()) {
-                problem(format!("must_drop {drop:?} survived"));
-            }
-        }
-        let rendered_chars =
-            reduce::screen_width(case.text.as_bytes(), case.cols()).chars().count();
-        if first.reduced_chars >= rendered_chars.max(1) {
-            problem(format!(
-                "adopted a rendition of {} chars for {}",
-                first.reduced_chars, first.raw_chars
-            ));
-        }
-        for line in reduce::evidence_of(case.text.as_bytes(), case.cols()) {
-            let decodes = decoded.as_ref().is_some_and(|text| text.lines().any(|l| l == line));
-            if !first.text.lines().any(|l| l == line)
-                && !sampled_diagnostic(&first, &line)
-                && !decodes
-            {
-                problem(format!("evidence line {line:?} is missing"));
-            }
-        }
-        if let Err(why) = round_trip(&first, case) {
-            problem(why);
-        }
-        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
-        // JSON shapes re-encode or re-indent: their lines are checked by the round trip
-        // (tables) or by evidence and must_keep (elision), not line by line.
-        let reencoded = matches!(
-            first.shape,
-            Some("json-table" | "ndjson-table" | "json-elided" | "compact-json")
-        ) || first.shape.is_some_and(reduce::data::is_route);
-        let original: BTreeSet<&str> = if reencoded {
-            BTreeSet::new()
-        } else {
-            reduce::split_lines(&rendered).into_iter().collect()
-        };
-        // The path of the last search hit shown: a hit of the same file may shed it.
-        let mut path: Option<String> = None;
-        for line in first.text.lines().filter(|_| !reencoded) {
-            let ours = line.starts_with("[tj] ")
-                || reduce::window::is_marker(line)
-                || line.contains(" chars cut by tj]… ");
-            let verbatim = original.contains(line);
-            let regrouped =
-                path.as_ref().is_some_and(|p| original.contains(format!("{p}:{line}").as_str()));
-            if !ours && !verbatim && !regrouped {
-                problem(format!("line {line:?} is neither from the original nor marked as tj's"));
-            }
-            if verbatim {
-                path = reduce::window::hit_path(line).map(str::to_owned);
-            } else if ours {
-                path = None;
-            }
+        problems.extend(reduced_problems(case, &first, decoded.as_deref()));
+        problems.extend(foreign_lines(case, &first));
+    }
+    CaseReport {
+        rule: first.rule.clone(),
+        reduced: first.is_reduced(),
+        tokens: (first.raw_tokens, first.reduced_tokens),
+        problems: problems.into_iter().map(|msg| format!("{}: {msg}", case.id)).collect(),
+    }
+}
+
+/// What is wrong with the run itself, whatever it adopted: a panic, a rule over its
+/// budget, two runs that differ, another rule than the fixture names.
+fn run_problems(case: &Fixture, first: &Reduction, second: &Reduction) -> Vec<String> {
+    let mut problems = Vec::new();
+    if first.passthrough == Some(Passthrough::Panicked) {
+        problems.push("the reducer panicked".to_owned());
+    }
+    if let Some(why @ Passthrough::OverBudget { .. }) = &first.passthrough {
+        problems.push(reduce::describe_passthrough(why));
+    }
+    if first.text != second.text {
+        problems.push("two runs gave different renditions".to_owned());
+    }
+    if let Some(expected) = &case.rule
+        && expected != &first.rule
+    {
+        problems.push(format!("selected `{}`, expected `{expected}`", first.rule));
+    }
+    problems
+}
+
+/// What is wrong with an adopted rendition: a `must_drop` line left, no smaller than the
+/// original, an evidence line missing, a lossless part that does not decode.
+fn reduced_problems(case: &Fixture, first: &Reduction, decoded: Option<&str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for drop in &case.must_drop {
+        if first.text.contains(drop.as_str()) {
+            problems.push(format!("must_drop {drop:?} survived"));
         }
     }
-    report
+    let rendered_chars = reduce::screen_width(case.text.as_bytes(), case.cols()).chars().count();
+    if first.reduced_chars >= rendered_chars.max(1) {
+        problems.push(format!(
+            "adopted a rendition of {} chars for {}",
+            first.reduced_chars, first.raw_chars
+        ));
+    }
+    for line in reduce::evidence_of(case.text.as_bytes(), case.cols()) {
+        let decodes = decoded.is_some_and(|text| text.lines().any(|l| l == line));
+        if !first.text.lines().any(|l| l == line) && !sampled_diagnostic(first, &line) && !decodes {
+            problems.push(format!("evidence line {line:?} is missing"));
+        }
+    }
+    if let Err(why) = round_trip(first, case) {
+        problems.push(why);
+    }
+    problems
+}
+
+/// The lines of an adopted rendition that are neither the original's, verbatim, nor
+/// marked as tj's (a search hit may shed the path the hit above it showed). JSON shapes
+/// re-encode or re-indent: their lines are checked by the round trip (tables) or by
+/// evidence and `must_keep` (elision), not line by line.
+fn foreign_lines(case: &Fixture, first: &Reduction) -> Vec<String> {
+    let reencoded =
+        matches!(first.shape, Some("json-table" | "ndjson-table" | "json-elided" | "compact-json"))
+            || first.shape.is_some_and(reduce::data::is_route);
+    if reencoded {
+        return Vec::new();
+    }
+    let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+    let original: BTreeSet<&str> = reduce::split_lines(&rendered).into_iter().collect();
+    let mut problems = Vec::new();
+    // The path of the last search hit shown: a hit of the same file may shed it.
+    let mut path: Option<String> = None;
+    for line in first.text.lines() {
+        let ours = line.starts_with("[tj] ")
+            || reduce::window::is_marker(line)
+            || line.contains(" chars cut by tj]… ");
+        let verbatim = original.contains(line);
+        let regrouped =
+            path.as_ref().is_some_and(|p| original.contains(format!("{p}:{line}").as_str()));
+        if !ours && !verbatim && !regrouped {
+            problems.push(format!("line {line:?} is neither from the original nor marked as tj's"));
+        }
+        if verbatim {
+            path = reduce::window::hit_path(line).map(str::to_owned);
+        } else if ours {
+            path = None;
+        }
+    }
+    problems
 }
 
 /// The text a lossless re-encoding (a data route, compact JSON) stands for, decoded from
