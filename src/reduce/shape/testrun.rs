@@ -301,6 +301,14 @@ impl<'a> Scan<'a> {
 
     fn line(&mut self, raw: &'a str) {
         let t = raw.trim();
+        // A passing cargo test, most lines of a run: what `cargo` records for it, before any
+        // other look at the line.
+        if let Some(name) = t.strip_prefix("test ").and_then(|rest| rest.strip_suffix(" ... ok"))
+            && !t.starts_with("test result: ")
+        {
+            self.cargo_pending.record(name, Outcome::Passed);
+            return;
+        }
         // Every summary line but unittest's `OK` holds a digit, and every per-test line
         // `...`, `::`, `--- ` or a glyph; most lines of a log hold none of them.
         let candidate = t.bytes().any(|b| b.is_ascii_digit() || b >= 0x80 || b == b'.')
