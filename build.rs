@@ -247,46 +247,46 @@ fn prebuild(rules: &[(String, String)], out: &Path) -> (usize, usize) {
     let bin = out.join("prebuilt.bin");
     fs::write(&bin, &blob).expect("OUT_DIR is writable");
     let mut rs = format!(
-        "static BLOB: &Aligned<[u8]> = &Aligned {{ _align: [], bytes: *include_bytes!({:?}) }};\n\
-         static INDEX: &[(u64, &[Part])] = &[\n",
+        "static BLOB: &Aligned<[u8]> = &Aligned {{ _align: [], bytes: *include_bytes!({:?}) }};\n",
         bin.display().to_string()
     );
-    for (key, parts) in &index {
-        write!(rs, "    ({key:#018x}, &[").expect("writing to a String");
-        for p in parts {
-            write!(
-                rs,
-                "Part {{ anchored: {}, sparse: {}, offset: {}, len: {} }}, ",
-                p.anchored, p.sparse, p.offset, p.len
-            )
-            .expect("writing to a String");
-        }
-        rs.push_str("]),\n");
-    }
-    rs.push_str("];\n");
+    write_keyed(&mut rs, "INDEX", "Part", &index, |p| {
+        format!(
+            "Part {{ anchored: {}, sparse: {}, offset: {}, len: {} }}",
+            p.anchored, p.sparse, p.offset, p.len
+        )
+    });
     prefilters.sort_unstable_by_key(|(key, _)| *key);
-    rs.push_str("static PREFILTERS: &[(u64, &[&str])] = &[\n");
-    for (key, literals) in &prefilters {
-        writeln!(rs, "    ({key:#018x}, &{literals:?}),").expect("writing to a String");
-    }
-    rs.push_str("];\n");
+    write_keyed(&mut rs, "PREFILTERS", "&str", &prefilters, |literal| format!("{literal:?}"));
     sure_shapes.sort_unstable_by_key(|(key, _)| *key);
-    rs.push_str("static SURE: &[(u64, &[Sure])] = &[\n");
-    for (key, shapes) in &sure_shapes {
-        write!(rs, "    ({key:#018x}, &[").expect("writing to a String");
-        for s in shapes {
-            write!(
-                rs,
-                "Sure {{ prefix: {:?}, suffix: {:?}, min: {}, open: {} }}, ",
-                s.prefix, s.suffix, s.min, s.open
-            )
-            .expect("writing to a String");
-        }
-        rs.push_str("]),\n");
-    }
-    rs.push_str("];\n");
+    write_keyed(&mut rs, "SURE", "Sure", &sure_shapes, |s| {
+        format!(
+            "Sure {{ prefix: {:?}, suffix: {:?}, min: {}, open: {} }}",
+            s.prefix, s.suffix, s.min, s.open
+        )
+    });
     fs::write(out.join("prebuilt.rs"), rs).expect("OUT_DIR is writable");
     (index.len(), blob.len())
+}
+
+/// Appends `static NAME: &[(u64, &[TYPE])]` to `rs`: each entry's key with its items, each
+/// item as `item` writes it in Rust. `entries` are sorted by key (the matchers search them).
+fn write_keyed<T>(
+    rs: &mut String,
+    name: &str,
+    ty: &str,
+    entries: &[(u64, Vec<T>)],
+    item: impl Fn(&T) -> String,
+) {
+    writeln!(rs, "static {name}: &[(u64, &[{ty}])] = &[").expect("writing to a String");
+    for (key, items) in entries {
+        write!(rs, "    ({key:#018x}, &[").expect("writing to a String");
+        for it in items {
+            write!(rs, "{}, ", item(it)).expect("writing to a String");
+        }
+        rs.push_str("]),\n");
+    }
+    rs.push_str("];\n");
 }
 
 /// One serialized DFA of a matcher, answering for some of its patterns.

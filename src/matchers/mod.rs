@@ -382,26 +382,35 @@ mod tests {
 
     /// The round trip of the prefilters: each builtin line list's embedded literals are
     /// what `required.rs` derives from its patterns now, found by the list's key.
-    #[test]
-    fn every_line_list_prefilter_is_embedded_as_derived() {
+    /// Every builtin rule's non-empty line lists (skip, keep, evidence), of their ASCII
+    /// patterns, as the reduction embeds them: the rule's id and the patterns.
+    fn builtin_ascii_lists() -> Vec<(String, Vec<String>)> {
         let rules = crate::rules::RuleSet::builtin();
-        let (mut lists, mut found) = (0, std::collections::BTreeSet::new());
+        let mut lists = Vec::new();
         for loaded in rules.rules() {
             let rule = &loaded.rule;
             for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
-                let ascii: Vec<&str> =
-                    list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
-                if ascii.is_empty() {
-                    continue;
+                let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
+                if !ascii.is_empty() {
+                    lists.push((rule.id.clone(), ascii));
                 }
-                let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
-                let derived = required::list_literals(&ascii, &Flags::default().syntax(false));
-                let embedded = prefilter_literals(&spec).map(|l| l.iter().map(|s| (*s).to_owned()));
-                assert_eq!(embedded.map(Iterator::collect::<Vec<_>>), derived, "{}", rule.id);
-                lists += 1;
-                if derived.is_some() {
-                    found.insert(spec.key());
-                }
+            }
+        }
+        lists
+    }
+
+    #[test]
+    fn every_line_list_prefilter_is_embedded_as_derived() {
+        let (mut lists, mut found) = (0, std::collections::BTreeSet::new());
+        for (id, patterns) in builtin_ascii_lists() {
+            let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
+            let derived = required::list_literals(&ascii, &Flags::default().syntax(false));
+            let embedded = prefilter_literals(&spec).map(|l| l.iter().map(|s| (*s).to_owned()));
+            assert_eq!(embedded.map(Iterator::collect::<Vec<_>>), derived, "{id}");
+            lists += 1;
+            if derived.is_some() {
+                found.insert(spec.key());
             }
         }
         assert_eq!(found.len(), PREFILTERS.len(), "no prefilter without a builtin list");
@@ -412,31 +421,23 @@ mod tests {
     /// `sure.rs` derives from its patterns now.
     #[test]
     fn every_line_list_sure_shape_is_embedded_as_derived() {
-        let rules = crate::rules::RuleSet::builtin();
         let mut found = std::collections::BTreeSet::new();
-        for loaded in rules.rules() {
-            let rule = &loaded.rule;
-            for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
-                let ascii: Vec<&str> =
-                    list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
-                if ascii.is_empty() {
-                    continue;
-                }
-                let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
-                let derived = sure::list_shapes(&ascii, &Flags::default().syntax(false));
-                let embedded: Vec<sure::Shape> = sure_shapes(&spec)
-                    .iter()
-                    .map(|s| sure::Shape {
-                        prefix: s.prefix.to_owned(),
-                        suffix: s.suffix.to_owned(),
-                        min: s.min,
-                        open: s.open,
-                    })
-                    .collect();
-                assert_eq!(embedded, derived, "{}", rule.id);
-                if !derived.is_empty() {
-                    found.insert(spec.key());
-                }
+        for (id, patterns) in builtin_ascii_lists() {
+            let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
+            let derived = sure::list_shapes(&ascii, &Flags::default().syntax(false));
+            let embedded: Vec<sure::Shape> = sure_shapes(&spec)
+                .iter()
+                .map(|s| sure::Shape {
+                    prefix: s.prefix.to_owned(),
+                    suffix: s.suffix.to_owned(),
+                    min: s.min,
+                    open: s.open,
+                })
+                .collect();
+            assert_eq!(embedded, derived, "{id}");
+            if !derived.is_empty() {
+                found.insert(spec.key());
             }
         }
         assert_eq!(found.len(), SURE.len(), "no shapes without a builtin list");
