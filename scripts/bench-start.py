@@ -10,6 +10,10 @@ The fifth row is a throughput: 200 MB of text through `tj run -- cat` in termina
 same way, so that both relays write into the same kind of outer PTY. Medians in MB/s,
 higher is better; the ratio is tj's over the floor's.
 
+The third row relays through a PTY, and part of its cost is the kernel's whatever relays:
+`cargo run --release --example pty_floor -- 31 SHIM` times the least a relay can do, through
+a PTY and through a pipe, for the same command.
+
 Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
   TJ        the tj binary (default: this tree's release build, built first as install.sh
             builds it: statically linked on Linux with glibc, unless TJ_DYNAMIC=1)
