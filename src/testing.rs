@@ -44,3 +44,19 @@ pub fn fixtures() -> Vec<crate::verify::Fixture> {
     assert!(problems.is_empty(), "{problems:?}");
     cases
 }
+
+/// Each builtin rule's non-empty line lists as the build embeds them, one matcher per list
+/// ([`crate::rules::compiled::embedded_line_lists`]): the rule's id and the patterns.
+pub fn builtin_line_lists() -> Vec<(String, Vec<String>)> {
+    let rules = crate::rules::RuleSet::builtin();
+    let mut lists = Vec::new();
+    for loaded in rules.rules() {
+        for list in crate::rules::compiled::embedded_line_lists(&loaded.rule) {
+            if !list.is_empty() {
+                let patterns = list.into_iter().map(str::to_owned).collect();
+                lists.push((loaded.rule.id.clone(), patterns));
+            }
+        }
+    }
+    lists
+}

@@ -8,7 +8,7 @@
 use tj::matchers::{self, Flags, Spec};
 use tj::rules::RuleSet;
 use tj::rules::compiled::{Budget, CompiledRule, Compiler};
-use tj::testing::fixtures;
+use tj::testing::{builtin_line_lists, fixtures};
 use tj::verify;
 
 /// The build-time check for the rules: each fixture's rule, with its matchers taken from
@@ -88,33 +88,16 @@ fn embedded_command_regexes_select_as_compiled_at_run_time() {
     assert!(compared > 1000, "only {compared} commands compared");
 }
 
-/// The ASCII patterns of each builtin rule's line lists (skip, keep, evidence), as the
-/// build embeds them: one matcher per list.
-fn builtin_line_lists(rules: &RuleSet) -> Vec<(String, Vec<String>)> {
-    let mut lists = Vec::new();
-    for loaded in rules.rules() {
-        let rule = &loaded.rule;
-        for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
-            let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
-            if !ascii.is_empty() {
-                lists.push((rule.id.clone(), ascii));
-            }
-        }
-    }
-    lists
-}
-
 /// Issue 13, the line lists' prefilters are conservative: for every builtin list with one
 /// and every fixture line, a line in which the prefilter finds none of its literals is a
 /// line the list's DFA does not match (the prefilter only ever skips lines that cannot
 /// match). Lines are scanned in place, as a reduction scans them.
 #[test]
 fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
-    let rules = RuleSet::builtin();
     let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
     let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
     let (mut with_prefilter, mut skipped) = (0, 0_usize);
-    for (rule, patterns) in builtin_line_lists(&rules) {
+    for (rule, patterns) in builtin_line_lists() {
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
         let dfa = matchers::prebuilt(&spec).unwrap_or_else(|| panic!("{rule}: embedded"));
@@ -139,11 +122,10 @@ fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
 /// spares a walk whose answer is yes). And they are worth having: they answer for many lines.
 #[test]
 fn a_line_list_sure_shape_answers_only_for_lines_its_list_matches() {
-    let rules = RuleSet::builtin();
     let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
     let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
     let (mut with_shapes, mut answered) = (0, 0_usize);
-    for (rule, patterns) in builtin_line_lists(&rules) {
+    for (rule, patterns) in builtin_line_lists() {
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
         let shapes = matchers::sure_shapes(&spec);

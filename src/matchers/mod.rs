@@ -382,27 +382,10 @@ mod tests {
 
     /// The round trip of the prefilters: each builtin line list's embedded literals are
     /// what `required.rs` derives from its patterns now, found by the list's key.
-    /// Every builtin rule's non-empty line lists (skip, keep, evidence), of their ASCII
-    /// patterns, as the reduction embeds them: the rule's id and the patterns.
-    fn builtin_ascii_lists() -> Vec<(String, Vec<String>)> {
-        let rules = crate::rules::RuleSet::builtin();
-        let mut lists = Vec::new();
-        for loaded in rules.rules() {
-            let rule = &loaded.rule;
-            for list in [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence] {
-                let ascii: Vec<String> = list.iter().filter(|p| p.is_ascii()).cloned().collect();
-                if !ascii.is_empty() {
-                    lists.push((rule.id.clone(), ascii));
-                }
-            }
-        }
-        lists
-    }
-
     #[test]
     fn every_line_list_prefilter_is_embedded_as_derived() {
         let (mut lists, mut found) = (0, std::collections::BTreeSet::new());
-        for (id, patterns) in builtin_ascii_lists() {
+        for (id, patterns) in crate::testing::builtin_line_lists() {
             let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
             let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
             let derived = required::list_literals(&ascii, &Flags::default().syntax(false));
@@ -422,7 +405,7 @@ mod tests {
     #[test]
     fn every_line_list_sure_shape_is_embedded_as_derived() {
         let mut found = std::collections::BTreeSet::new();
-        for (id, patterns) in builtin_ascii_lists() {
+        for (id, patterns) in crate::testing::builtin_line_lists() {
             let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
             let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
             let derived = sure::list_shapes(&ascii, &Flags::default().syntax(false));

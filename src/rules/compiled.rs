@@ -1138,12 +1138,25 @@ fn worth_scanning(finder: &matchers::Literals, text: &str, lines: &[&str]) -> bo
     matchers::scan_in_place(finder, text, &sample, |_| flagged += 1) && flagged * 2 <= sample.len()
 }
 
+/// Each line list of `rule` (skip, keep, evidence) as the build embeds it: its ASCII
+/// patterns, one matcher per list (its other patterns are compiled at run time). A list
+/// with none is empty, and nothing is embedded for it.
+pub fn embedded_line_lists(rule: &Rule) -> [Vec<&str>; 3] {
+    [&rule.filters.skip_patterns, &rule.filters.keep_patterns, &rule.evidence]
+        .map(|list| ascii_patterns(list))
+}
+
+/// The ASCII patterns of `list`: those the build embeds (see [`embedded_line_lists`]).
+fn ascii_patterns(list: &[String]) -> Vec<&str> {
+    list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect()
+}
+
 /// The embedded matchers of a builtin rule's ASCII line patterns, one per list, if the
 /// build embedded them all.
 fn embedded_lists(lists: &[(&str, &Vec<String>); 3]) -> Option<Box<[Option<List>; 3]>> {
     let mut out: [Option<List>; 3] = Default::default();
     for (slot, (_, list)) in out.iter_mut().zip(lists) {
-        let ascii: Vec<&str> = list.iter().filter(|p| p.is_ascii()).map(String::as_str).collect();
+        let ascii = ascii_patterns(list);
         if !ascii.is_empty() {
             let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
             let dfa = matchers::prebuilt(&spec)?;
