@@ -10,18 +10,9 @@
 /// assert_eq!(tj::reduce::tokens::estimate("漢字"), 2); // 2 × 0.75, rounded up
 /// ```
 pub fn estimate(text: &str) -> usize {
-    if text.is_ascii() {
-        return latin(text.len());
-    }
-    let (mut other, mut cjk) = (0usize, 0usize);
-    for c in text.chars() {
-        if is_cjk(c) {
-            cjk += 1;
-        } else {
-            other += 1;
-        }
-    }
-    latin(other) + (cjk * 3).div_ceil(4)
+    let mut tally = Tally::default();
+    tally.add(text);
+    tally.tokens()
 }
 
 /// A running count for text that arrives in pieces: the estimate of the pieces joined is
@@ -44,13 +35,13 @@ impl Tally {
             self.other += text.len();
             return;
         }
-        for c in text.chars() {
-            if is_cjk(c) {
-                self.cjk += 1;
-            } else {
-                self.other += 1;
-            }
-        }
+        // Outputs are mostly ASCII with a few symbols (`✓`, `─`, `é`): count characters
+        // by their first bytes, a pass the compiler vectorises, and decode only those of
+        // three bytes or more, where every CJK range lies.
+        let chars = starts_of_chars(text.as_bytes());
+        let cjk = cjk_among_long_chars(text);
+        self.cjk += cjk;
+        self.other += chars - cjk;
     }
 
     /// Characters counted.
@@ -62,6 +53,38 @@ impl Tally {
     pub fn tokens(&self) -> usize {
         latin(self.other) + (self.cjk * 3).div_ceil(4)
     }
+}
+
+/// Bytes of `bytes` that begin a character (all but UTF-8 continuation bytes).
+fn starts_of_chars(bytes: &[u8]) -> usize {
+    // Counted in blocks of at most 255 bytes into a `u8`, which the compiler turns into
+    // byte-wide vector lanes. A continuation byte is `0b10xx_xxxx`: below -64 as an `i8`.
+    bytes
+        .chunks(255)
+        .map(|block| usize::from(block.iter().fold(0u8, |n, &b| n + u8::from(b as i8 >= -64))))
+        .sum()
+}
+
+/// CJK characters in `text`: each is three or four bytes long (all lie past U+2E80), so
+/// only characters whose first byte is `0xE0` or more are decoded, and blocks of 32 bytes
+/// without one are passed over whole.
+fn cjk_among_long_chars(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut cjk = 0;
+    for (b, block) in bytes.chunks(32).enumerate() {
+        if block.iter().fold(0u8, |max, &x| max.max(x)) < 0xE0 {
+            continue;
+        }
+        for (i, &x) in block.iter().enumerate() {
+            // In a `str`, a byte of 0xE0 or more always begins a character (continuation
+            // bytes are below 0xC0), so `b * 32 + i` is a character boundary.
+            if x >= 0xE0 {
+                let c = text[b * 32 + i..].chars().next().unwrap_or_default();
+                cjk += usize::from(is_cjk(c));
+            }
+        }
+    }
+    cjk
 }
 
 fn latin(chars: usize) -> usize {
@@ -103,6 +126,38 @@ mod tests {
         assert_eq!(tally.tokens(), estimate(&whole));
         assert_eq!(tally.chars(), whole.chars().count());
         assert_eq!(tally.bytes, whole.len());
+    }
+
+    /// The count as it was first written: a character at a time.
+    fn by_chars(text: &str) -> (usize, usize) {
+        let cjk = text.chars().filter(|&c| is_cjk(c)).count();
+        (text.chars().count() - cjk, cjk)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tally_counts_as_a_walk_over_the_characters(
+            text in "(?s)[a-z \n]{0,40}([éÿ✓─漢字かな한𠀀😀\u{fffd}\u{7ff}]{0,3}[a-z ]{0,40}){0,12}",
+        ) {
+            let mut tally = Tally::default();
+            tally.add(&text);
+            proptest::prop_assert_eq!((tally.other, tally.cjk), by_chars(&text));
+            proptest::prop_assert_eq!(tally.bytes, text.len());
+        }
+    }
+
+    #[test]
+    fn tally_counts_characters_across_blocks() {
+        // A character of three or four bytes that straddles a 32-byte block, and one that
+        // begins a block.
+        for pad in 0..40 {
+            for c in ["漢", "𠀀", "✓", "é", "ÿ", "\u{fffd}"] {
+                let text = format!("{}{c}{}{c}", "a".repeat(pad), "b".repeat(31));
+                let mut tally = Tally::default();
+                tally.add(&text);
+                assert_eq!((tally.other, tally.cjk), by_chars(&text), "{text:?}");
+            }
+        }
     }
 
     #[test]
