@@ -38,6 +38,7 @@
 
 use std::sync::{LazyLock, OnceLock};
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex_automata::Input;
 
 use super::patterns::{ALARM_KEYS, ANYWHERE, AT_START, FAILURE_KEYS, FAILURE_NOISE, FAILURE_WORD};
@@ -115,6 +116,9 @@ struct Compiled {
     keys: Literals,
     /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
     key_owners: Vec<(&'static str, u32)>,
+    /// Finds every occurrence of every key of `key_owners` (by index) in one pass over a
+    /// line, overlapping ones included; built on the first line holding a key.
+    every_key: OnceLock<AhoCorasick>,
     /// [`AT_START`]'s matchers, each anchored at the start of the line.
     start: Vec<OnceLock<Dfa>>,
     /// [`ANYWHERE`]'s matchers.
@@ -153,6 +157,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         token_patterns,
         keys: literals(&keys),
         key_owners,
+        every_key: OnceLock::new(),
         start: AT_START.iter().map(|_| OnceLock::new()).collect(),
         anywhere: ANYWHERE.iter().map(|_| OnceLock::new()).collect(),
     }
@@ -181,10 +186,18 @@ impl Compiled {
         if !self.keys.is_match(line.as_bytes()) {
             return 0;
         }
-        self.key_owners
-            .iter()
-            .filter(|(k, _)| line.contains(k))
-            .fold(0, |mask, (_, owners)| mask | owners)
+        let every = self.every_key.get_or_init(|| {
+            // An NFA: built in microseconds, where a DFA would cost a millisecond on the
+            // first failing line of a run, for lines that are few.
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                .prefilter(false)
+                .build(self.key_owners.iter().map(|(key, _)| key))
+                .expect("a few dozen short literals always build")
+        });
+        every
+            .find_overlapping_iter(line)
+            .fold(0, |mask, found| mask | self.key_owners[found.pattern().as_usize()].1)
     }
 
     /// Returns true if and only if one of the [`AT_START`] patterns in `mask` matches.
@@ -1270,6 +1283,38 @@ mod tests {
         // Subsets are u128 (start) and u32 (anywhere) bit masks.
         assert!(AT_START.len() <= 128, "{} start patterns", AT_START.len());
         assert!(ANYWHERE.len() <= 32, "{} anywhere patterns", ANYWHERE.len());
+    }
+
+    /// The mask of a line, found in one pass, is the owners of every key the line holds:
+    /// keys inside other keys and overlapping ones included.
+    #[test]
+    fn a_lines_mask_names_the_owners_of_every_key_it_holds() {
+        let compiled = &*COMPILED;
+        let by_key = |line: &str| {
+            compiled
+                .key_owners
+                .iter()
+                .filter(|(key, _)| line.contains(key))
+                .fold(0, |mask, (_, owners)| mask | owners)
+        };
+        let mut lines = fixture_lines();
+        // Keys that overlap, and one inside another.
+        lines.extend(
+            [
+                "3 failed; Exited with error code 2 (ELIFECYCLE) SIGSEGV",
+                "passing, failing: 2 passed, 1 failure",
+                "ERR!ERR_PNPM_X [Error/[Warning/",
+                "Segmentation faultcore dumpedKilledBus error",
+            ]
+            .map(String::from),
+        );
+        let mut held = 0;
+        for line in &lines {
+            let expected = by_key(line);
+            assert_eq!(compiled.any_mask(line), expected, "{line:?}");
+            held += usize::from(expected != 0);
+        }
+        assert!(held > 1000, "only {held} lines hold a key: the check saw too little");
     }
 
     #[test]
