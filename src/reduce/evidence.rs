@@ -1325,6 +1325,10 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert!(keys.len() <= 64, "{} anywhere keys", keys.len());
+        // The searcher compares fingerprints as long as the shortest key, up to 4 bytes: a
+        // key of 3 makes most positions of lowercase text a candidate to verify.
+        let short: Vec<&&str> = keys.iter().filter(|k| k.len() < 4).collect();
+        assert!(short.is_empty(), "anywhere keys shorter than 4 bytes: {short:?}");
         assert!(FAILURE_KEYS.len() <= 64, "{} failure keys", FAILURE_KEYS.len());
         assert!(ALARM_KEYS.len() <= 64, "{} alarm keys", ALARM_KEYS.len());
         #[cfg(target_arch = "x86_64")]

@@ -284,35 +284,30 @@ pub(crate) const ANYWHERE: &[AnywherePattern] = &[
             "Floating point exception",
             "Aborted",
             "Terminated",
-            "SIG",
+            "SIGSEGV",
+            "SIGABRT",
+            "SIGBUS",
+            "SIGILL",
+            "SIGFPE",
+            "SIGKILL",
             "ut of memory",
         ],
         r"Segmentation fault|core dumped|\bKilled\b|Bus error|Illegal instruction|Floating point exception|\bAborted\b|^\s*Terminated\s*$|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|[Oo]ut of memory",
     ),
     keyed(
         "non-zero exit",
-        &["xit", "EXIT", "returned "],
+        &["xit ", "xited", "EXIT", "returned "],
         r"(?:[Ee]xit(?:ed)?(?: with)?(?: status| code)|EXIT (?:STATUS|CODE)):? [1-9]|returned [1-9]\d* exit status",
     ),
     keyed(
         "failure count",
-        &[
-            "failed",
-            "failing",
-            "failure",
-            "error",
-            "warning",
-            "problem",
-            "broken",
-            "rror(s)",
-            "arning(s)",
-        ],
+        &["fail", "error", "warning", "problem", "broken", "rror(s)", "arning(s)"],
         r"\b[1-9]\d* (?:(?:failed|failing|failures?|errors?|warnings?|problems?|broken)\b|[Ee]rror\(s\)|[Ww]arning\(s\))",
     ),
-    keyed("pass tally", &["passed", "passing"], r"\b\d+ (?:passed|passing)\b"),
+    keyed("pass tally", &["pass"], r"\b\d+ (?:passed|passing)\b"),
     keyed(
         "vitest failure banner",
-        &["Failed Tests", "Failed Suites", "Unhandled Error"],
+        &["Failed ", "Unhandled Error"],
         r"(?:Failed Tests|Failed Suites|Unhandled Errors?) \d+",
     ),
     keyed(
@@ -333,7 +328,8 @@ pub(crate) const ANYWHERE: &[AnywherePattern] = &[
     // failing run prints (`> Build error occurred`, `Failed to compile.`, `error during
     // build`, `Build FAILED.`) are left to the failing-run rule (`mark_failure_words`):
     // every key here costs the literal scan that every line pays, which stays fast only
-    // while the keys number at most 64 (the SIMD searcher's limit).
+    // while the keys number at most 64 (the SIMD searcher's limit) and none is shorter
+    // than 4 bytes (the searcher's fingerprints are as long as the shortest key).
     keyed(
         "package manager failure (pnpm, npm, node-gyp)",
         &["ERR_PNPM_", "ELIFECYCLE", "ERR!"],
