@@ -269,36 +269,52 @@ pub fn screen_width(raw: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 /// Splits rendered text into lines with trailing whitespace removed: the numbering every
 /// marker and `tj expand --lines` use.
 pub fn split_lines(rendered: &str) -> Vec<&str> {
-    // What `lines_of(rendered).collect()` gives, in a vector sized once: this runs on every
-    // output, and the iterator's `split` and growing vector cost more than the scan.
-    let body = rendered.strip_suffix('\n').unwrap_or(rendered);
-    if body.is_empty() {
-        return Vec::new();
-    }
-    let newlines = memchr::memchr_iter(b'\n', body.as_bytes());
-    let mut lines = Vec::with_capacity(newlines.clone().count() + 1);
-    let mut start = 0;
-    for end in newlines {
-        lines.push(body[start..end].trim_end());
-        start = end + 1;
-    }
-    lines.push(body[start..].trim_end());
+    // What `lines_of` gives, in a vector sized once: this runs on every output.
+    let newlines = memchr::memchr_iter(b'\n', rendered.as_bytes()).count();
+    let mut lines = Vec::with_capacity(newlines + 1);
+    lines.extend(lines_of(rendered));
     lines
 }
 
-/// The lines [`split_lines`] collects, as an iterator (no vector to hold). Found with
-/// `memchr`, as there: `str::split` looks for each `\n` afresh, at a cost per line that
-/// an original of many short lines, passed through whole, pays several times.
+/// The lines [`split_lines`] collects, as an iterator (no vector to hold). The line ends
+/// come from `memchr`: `str::split` looks for each `\n` afresh, at a cost per line that
+/// every output pays, and an original passed through whole pays several times.
 fn lines_of(rendered: &str) -> impl Iterator<Item = &str> + Clone {
     let body = rendered.strip_suffix('\n').unwrap_or(rendered);
-    let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
-    ends.scan(0, move |start, end| {
+    // An empty body is no line at all, not one empty line.
+    Lines { body, start: 0, done: body.is_empty() }
+}
+
+/// The iterator [`lines_of`] returns: the line from `start` to the next `\n` of `body`, or
+/// to its end, trailing white space trimmed.
+#[derive(Clone)]
+struct Lines<'a> {
+    body: &'a str,
+    start: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
+            return None;
+        }
+        let rest = &self.body[self.start..];
         // A `\n` is one byte of its own, so both ends are character boundaries.
-        let line = body[*start..end].trim_end();
-        *start = end + 1;
-        Some(line)
-    })
-    .filter(move |_| !body.is_empty())
+        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(at) => {
+                self.start += at + 1;
+                &rest[..at]
+            }
+            None => {
+                self.done = true;
+                rest
+            }
+        };
+        Some(line.trim_end())
+    }
 }
 
 /// The lines between the first and the last non-blank one (blank edges are never shown).
