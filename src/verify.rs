@@ -202,8 +202,9 @@ pub fn check_fixture(set: &RuleSet, case: &Fixture) -> CaseReport {
         }
     }
     if first.is_reduced() {
-        problems.extend(reduced_problems(case, &first, decoded.as_deref()));
-        problems.extend(foreign_lines(case, &first));
+        let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
+        problems.extend(reduced_problems(case, &first, &rendered, decoded.as_deref()));
+        problems.extend(foreign_lines(&first, &rendered));
     }
     CaseReport {
         rule: first.rule.clone(),
@@ -234,17 +235,22 @@ fn run_problems(case: &Fixture, first: &Reduction, second: &Reduction) -> Vec<St
     problems
 }
 
-/// What is wrong with an adopted rendition: a `must_drop` line left, no smaller than the
-/// original, an evidence line missing, a lossless part that does not decode.
-fn reduced_problems(case: &Fixture, first: &Reduction, decoded: Option<&str>) -> Vec<String> {
+/// What is wrong with an adopted rendition of the output `rendered`: a `must_drop` line
+/// left, no smaller than the original, an evidence line missing, a lossless part that does
+/// not decode.
+fn reduced_problems(
+    case: &Fixture,
+    first: &Reduction,
+    rendered: &str,
+    decoded: Option<&str>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     for drop in &case.must_drop {
         if first.text.contains(drop.as_str()) {
             problems.push(format!("must_drop {drop:?} survived"));
         }
     }
-    let rendered_chars = reduce::screen_width(case.text.as_bytes(), case.cols()).chars().count();
-    if first.reduced_chars >= rendered_chars.max(1) {
+    if first.reduced_chars >= rendered.chars().count().max(1) {
         problems.push(format!(
             "adopted a rendition of {} chars for {}",
             first.reduced_chars, first.raw_chars
@@ -262,19 +268,18 @@ fn reduced_problems(case: &Fixture, first: &Reduction, decoded: Option<&str>) ->
     problems
 }
 
-/// The lines of an adopted rendition that are neither the original's, verbatim, nor
-/// marked as tj's (a search hit may shed the path the hit above it showed). JSON shapes
-/// re-encode or re-indent: their lines are checked by the round trip (tables) or by
-/// evidence and `must_keep` (elision), not line by line.
-fn foreign_lines(case: &Fixture, first: &Reduction) -> Vec<String> {
+/// The lines of an adopted rendition that are neither the original's (`rendered`),
+/// verbatim, nor marked as tj's (a search hit may shed the path the hit above it showed).
+/// JSON shapes re-encode or re-indent: their lines are checked by the round trip (tables)
+/// or by evidence and `must_keep` (elision), not line by line.
+fn foreign_lines(first: &Reduction, rendered: &str) -> Vec<String> {
     let reencoded =
         matches!(first.shape, Some("json-table" | "ndjson-table" | "json-elided" | "compact-json"))
             || first.shape.is_some_and(reduce::data::is_route);
     if reencoded {
         return Vec::new();
     }
-    let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
-    let original: BTreeSet<&str> = reduce::split_lines(&rendered).into_iter().collect();
+    let original: BTreeSet<&str> = reduce::split_lines(rendered).into_iter().collect();
     let mut problems = Vec::new();
     // The path of the last search hit shown: a hit of the same file may shed it.
     let mut path: Option<String> = None;
