@@ -45,18 +45,18 @@ pub fn fixtures() -> Vec<crate::verify::Fixture> {
     cases
 }
 
-/// Each builtin rule's non-empty line lists as the build embeds them, one matcher per list
-/// ([`crate::rules::compiled::embedded_line_lists`]): the rule's id and the patterns.
-pub fn builtin_line_lists() -> Vec<(String, Vec<String>)> {
+/// Hands `f` each builtin rule's non-empty line lists as the build embeds them, one
+/// matcher per list ([`crate::rules::compiled::embedded_line_lists`]): the rule's id and
+/// the list's spec (its ASCII patterns, default flags).
+pub fn each_builtin_line_list(mut f: impl FnMut(&str, &crate::matchers::Spec<'_>)) {
     let rules = crate::rules::RuleSet::builtin();
-    let mut lists = Vec::new();
     for loaded in rules.rules() {
-        for list in crate::rules::compiled::embedded_line_lists(&loaded.rule) {
-            if !list.is_empty() {
-                let patterns = list.into_iter().map(str::to_owned).collect();
-                lists.push((loaded.rule.id.clone(), patterns));
+        for patterns in crate::rules::compiled::embedded_line_lists(&loaded.rule) {
+            if !patterns.is_empty() {
+                let flags = crate::matchers::Flags::default();
+                let spec = crate::matchers::Spec { unicode: false, flags, patterns: &patterns };
+                f(&loaded.rule.id, &spec);
             }
         }
     }
-    lists
 }

@@ -5,10 +5,10 @@
 
 #![allow(missing_docs, clippy::unwrap_used)] // test code: a panic is the failure report
 
-use tj::matchers::{self, Flags, Spec};
+use tj::matchers;
 use tj::rules::RuleSet;
 use tj::rules::compiled::{Budget, CompiledRule, Compiler};
-use tj::testing::{builtin_line_lists, fixtures};
+use tj::testing::{each_builtin_line_list, fixtures};
 use tj::verify;
 
 /// The build-time check for the rules: each fixture's rule, with its matchers taken from
@@ -97,11 +97,10 @@ fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
     let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
     let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
     let (mut with_prefilter, mut skipped) = (0, 0_usize);
-    for (rule, patterns) in builtin_line_lists() {
-        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
-        let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
-        let dfa = matchers::prebuilt(&spec).unwrap_or_else(|| panic!("{rule}: embedded"));
-        let Some(prefilter) = matchers::prefilter(&spec) else { continue };
+    each_builtin_line_list(|rule, spec| {
+        let patterns = spec.patterns;
+        let dfa = matchers::prebuilt(spec).unwrap_or_else(|| panic!("{rule}: embedded"));
+        let Some(prefilter) = matchers::prefilter(spec) else { return };
         with_prefilter += 1;
         for (text, lines) in texts.iter().zip(&split) {
             let mut flagged = vec![false; lines.len()];
@@ -112,7 +111,7 @@ fn a_line_list_prefilter_skips_only_lines_its_list_cannot_match() {
                 skipped += 1;
             }
         }
-    }
+    });
     assert!(with_prefilter > 200, "only {with_prefilter} lists have a prefilter");
     assert!(skipped > 1_000_000, "only {skipped} lines skipped");
 }
@@ -125,22 +124,20 @@ fn a_line_list_sure_shape_answers_only_for_lines_its_list_matches() {
     let texts: Vec<String> = fixtures().into_iter().map(|c| c.text).collect();
     let split: Vec<Vec<&str>> = texts.iter().map(|t| tj::reduce::split_lines(t)).collect();
     let (mut with_shapes, mut answered) = (0, 0_usize);
-    for (rule, patterns) in builtin_line_lists() {
-        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
-        let spec = Spec { unicode: false, flags: Flags::default(), patterns: &patterns };
-        let shapes = matchers::sure_shapes(&spec);
+    each_builtin_line_list(|rule, spec| {
+        let shapes = matchers::sure_shapes(spec);
         if shapes.is_empty() {
-            continue;
+            return;
         }
         with_shapes += 1;
-        let dfa = matchers::prebuilt(&spec).unwrap_or_else(|| panic!("{rule}: embedded"));
+        let dfa = matchers::prebuilt(spec).unwrap_or_else(|| panic!("{rule}: embedded"));
         for line in split.iter().flatten() {
             if shapes.iter().any(|s| s.matches(line.as_bytes())) {
                 assert!(dfa.is_match(line.as_bytes()), "{rule}: {shapes:?} on {line:?}");
                 answered += 1;
             }
         }
-    }
+    });
     assert!(with_shapes > 100, "only {with_shapes} lists have a sure shape");
     assert!(answered > 1_000, "only {answered} lines answered by a shape");
 }

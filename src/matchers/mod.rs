@@ -385,17 +385,15 @@ mod tests {
     #[test]
     fn every_line_list_prefilter_is_embedded_as_derived() {
         let (mut lists, mut found) = (0, std::collections::BTreeSet::new());
-        for (id, patterns) in crate::testing::builtin_line_lists() {
-            let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
-            let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
-            let derived = required::list_literals(&ascii, &Flags::default().syntax(false));
-            let embedded = prefilter_literals(&spec).map(|l| l.iter().map(|s| (*s).to_owned()));
+        crate::testing::each_builtin_line_list(|id, spec| {
+            let derived = required::list_literals(spec.patterns, &Flags::default().syntax(false));
+            let embedded = prefilter_literals(spec).map(|l| l.iter().map(|s| (*s).to_owned()));
             assert_eq!(embedded.map(Iterator::collect::<Vec<_>>), derived, "{id}");
             lists += 1;
             if derived.is_some() {
                 found.insert(spec.key());
             }
-        }
+        });
         assert_eq!(found.len(), PREFILTERS.len(), "no prefilter without a builtin list");
         assert!(found.len() * 4 > lists * 3, "{} of {lists} lists have a prefilter", found.len());
     }
@@ -405,11 +403,9 @@ mod tests {
     #[test]
     fn every_line_list_sure_shape_is_embedded_as_derived() {
         let mut found = std::collections::BTreeSet::new();
-        for (id, patterns) in crate::testing::builtin_line_lists() {
-            let ascii: Vec<&str> = patterns.iter().map(String::as_str).collect();
-            let spec = Spec { unicode: false, flags: Flags::default(), patterns: &ascii };
-            let derived = sure::list_shapes(&ascii, &Flags::default().syntax(false));
-            let embedded: Vec<sure::Shape> = sure_shapes(&spec)
+        crate::testing::each_builtin_line_list(|id, spec| {
+            let derived = sure::list_shapes(spec.patterns, &Flags::default().syntax(false));
+            let embedded: Vec<sure::Shape> = sure_shapes(spec)
                 .iter()
                 .map(|s| sure::Shape {
                     prefix: s.prefix.to_owned(),
@@ -422,7 +418,7 @@ mod tests {
             if !derived.is_empty() {
                 found.insert(spec.key());
             }
-        }
+        });
         assert_eq!(found.len(), SURE.len(), "no shapes without a builtin list");
         assert!(SURE.len() > 100, "only {} lists have a sure shape", SURE.len());
     }
