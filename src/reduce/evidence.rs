@@ -41,62 +41,100 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex_automata::Input;
 
-use super::patterns::{ALARM_KEYS, ANYWHERE, AT_START, FAILURE_KEYS, FAILURE_NOISE, FAILURE_WORD};
+use super::patterns::{
+    ALARM_KEYS, ANYWHERE, AT_START, FAILURE_KEYS, FAILURE_NOISE, FAILURE_WORD, FirstWord,
+};
 use crate::matchers::{self, Dfa, Literals};
 
 use crate::reduce::shape::log::{
     is_klog_header, looks_like_log, starts_like_log, strip_log_prefix, syslog_priority,
 };
 
-/// Returns true if and only if the first word of `token` (a line with its indentation
-/// trimmed, or just its first word) can lead a pattern that has no fixed lead: it holds a
-/// location (`path:12`, `file.ts(3,24)`), ends a `tool:` prefix (`collect2:`,
-/// `src/main.c:`), names an exception (`KeyError:`), or is a lint code (`F401`).
-fn is_located_token(token: &[u8]) -> bool {
+/// What the first word of `token` (a line with its indentation trimmed, or just its first
+/// word) can lead: see [`FirstWord`].
+fn first_word(token: &[u8]) -> FirstWord {
     let end = first_word_end(token);
-    end > token.len()
-        || (token.first().is_some_and(u8::is_ascii_uppercase)
-            && token[..end].last().is_some_and(u8::is_ascii_digit))
+    if end > token.len() {
+        FirstWord::Located
+    } else if token.first().is_some_and(u8::is_ascii_uppercase)
+        && token[..end].last().is_some_and(u8::is_ascii_digit)
+    {
+        FirstWord::Code
+    } else {
+        FirstWord::Plain
+    }
 }
 
 /// The end of the first word of `line` (which starts with a non-blank): the index of its
-/// first ASCII whitespace, or its length; past the length (`usize::MAX`) as soon as the word
-/// holds a `:`, a `(` or one of the exception words, which settles [`is_located_token`].
+/// first ASCII whitespace, or its length; past the length (`usize::MAX`) if the word holds
+/// a `:`, a `(` or one of the exception words, which makes it [`FirstWord::Located`].
 ///
-/// One pass, one table lookup a byte: every line pays it (a 99-byte token of base64 cost
-/// 500 comparisons when every window of it was compared with every word).
+/// Every line pays it, over its whole length when it has no blank (a 99-byte token of
+/// base64): so the line is read 32 bytes at a time, each block tested at once (in vector
+/// registers) for a stop, a blank or a mark; only the block that holds one is read byte by
+/// byte.
 fn first_word_end(line: &[u8]) -> usize {
-    const EXCEPTION_WORDS: [&[u8]; 5] = [b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt"];
-    const BLANK: u8 = 1;
-    const MARK: u8 = 2;
-    const WORD: u8 = 3;
-    static CLASS: [u8; 256] = {
-        let mut table = [0u8; 256];
-        table[b' ' as usize] = BLANK;
-        table[b'\t' as usize] = BLANK;
-        table[b'\n' as usize] = BLANK;
-        table[0x0c] = BLANK;
-        table[b'\r' as usize] = BLANK;
-        table[b':' as usize] = MARK;
-        table[b'(' as usize] = MARK;
-        table[b'E' as usize] = WORD;
-        table[b'W' as usize] = WORD;
-        table[b'I' as usize] = WORD;
-        table
+    let from = line.chunks_exact(32).take_while(|block| !has_stop(block)).count() * 32;
+    let end = match line[from..].iter().position(|&b| is_stop(b)) {
+        Some(i) if matches!(line[from + i], b':' | b'(') => return usize::MAX,
+        Some(i) => from + i,
+        None => line.len(),
     };
-    for (i, &b) in line.iter().enumerate() {
-        match CLASS[usize::from(b)] {
-            0 => {}
-            BLANK => return i,
-            MARK => return usize::MAX,
-            _ => {
-                if EXCEPTION_WORDS.iter().any(|word| line[i..].starts_with(word)) {
-                    return usize::MAX;
-                }
-            }
-        }
+    if holds_exception_word(&line[..end]) { usize::MAX } else { end }
+}
+
+/// Whether `b` ends a first word: a blank, or a mark (`:`, `(`) that makes it located.
+#[inline]
+fn is_stop(b: u8) -> bool {
+    // Comparisons joined with `|`, not a `matches!` (compiled to a bit test): so a block of
+    // them is a few vector instructions.
+    (b == b' ')
+        | (b == b'\t')
+        | (b == b'\n')
+        | (b == 0x0c)
+        | (b == b'\r')
+        | (b == b':')
+        | (b == b'(')
+}
+
+/// Returns true if and only if one of the 32 bytes of `block` [`is_stop`]: tested at once.
+fn has_stop(block: &[u8]) -> bool {
+    let Ok(block) = <&[u8; 32]>::try_from(block) else {
+        return block.iter().any(|&b| is_stop(b));
+    };
+    let mut any = 0u8;
+    for &b in block {
+        any |= u8::from(is_stop(b));
     }
-    line.len()
+    any != 0
+}
+
+/// Returns true if and only if `word` holds `Error`, `Exception`, `Warning`, `Exit` or
+/// `Interrupt`. Each begins with a pair of letters (`Er`, `Ex`, `Wa`, `In`), which 32
+/// positions at a time are tested for at once; only where one is found are the words
+/// compared.
+fn holds_exception_word(word: &[u8]) -> bool {
+    const WORDS: [&[u8]; 5] = [b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt"];
+    let pair = |a: u8, b: u8| {
+        ((a == b'E') & ((b == b'r') | (b == b'x')))
+            | ((a == b'W') & (b == b'a'))
+            | ((a == b'I') & (b == b'n'))
+    };
+    let starts_one = |at: usize| WORDS.iter().any(|w| word[at..].starts_with(w));
+    let mut from = 0;
+    // Positions `from..from + 32`, whose pairs end at most at `from + 32`.
+    while let (Some(firsts), Some(seconds)) =
+        (word.get(from..from + 32), word.get(from + 1..from + 33))
+    {
+        let (firsts, seconds) = (<&[u8; 32]>::try_from(firsts), <&[u8; 32]>::try_from(seconds));
+        let (Ok(firsts), Ok(seconds)) = (firsts, seconds) else { break };
+        let hits = firsts.iter().zip(seconds).fold(0u8, |any, (&a, &b)| any | u8::from(pair(a, b)));
+        if hits != 0 && (from..from + 32).any(starts_one) {
+            return true;
+        }
+        from += 32;
+    }
+    (from..word.len().saturating_sub(1)).any(|at| pair(word[at], word[at + 1]) && starts_one(at))
 }
 
 /// The built-in patterns, ready to run: the lead table and key finder that guard them, and
@@ -110,8 +148,10 @@ struct Compiled {
     /// Per first byte of a trimmed line: the [`AT_START`] leads that begin with it, with
     /// the pattern each belongs to.
     leads: Vec<Vec<(&'static [u8], u8)>>,
-    /// The [`AT_START`] patterns a located first word (see [`is_located_token`]) may lead.
-    token_patterns: u128,
+    /// The [`AT_START`] patterns a [`FirstWord::Located`] first word may lead.
+    located_patterns: u128,
+    /// The [`AT_START`] patterns a [`FirstWord::Code`] first word may lead.
+    code_patterns: u128,
     /// Finds lines with any [`ANYWHERE`] key.
     keys: Literals,
     /// Every key with the [`ANYWHERE`] patterns that own it, for the exact mask of a line.
@@ -127,14 +167,16 @@ struct Compiled {
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     let mut leads: Vec<Vec<(&'static [u8], u8)>> = vec![Vec::new(); 256];
-    let mut token_patterns = 0u128;
+    let (mut located_patterns, mut code_patterns) = (0u128, 0u128);
     for (i, pattern) in AT_START.iter().enumerate() {
         let index = u8::try_from(i).expect("AT_START has fewer than 128 patterns (a test checks)");
         for lead in pattern.leads {
             leads[usize::from(lead.as_bytes()[0])].push((lead.as_bytes(), index));
         }
-        if pattern.token {
-            token_patterns |= 1 << i;
+        match pattern.word {
+            FirstWord::Plain => {}
+            FirstWord::Located => located_patterns |= 1 << i,
+            FirstWord::Code => code_patterns |= 1 << i,
         }
     }
     let mut keys: Vec<&'static str> =
@@ -154,7 +196,8 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         .collect();
     Compiled {
         leads,
-        token_patterns,
+        located_patterns,
+        code_patterns,
         keys: literals(&keys),
         key_owners,
         every_key: OnceLock::new(),
@@ -174,10 +217,11 @@ impl Compiled {
                 mask |= 1 << index;
             }
         }
-        if is_located_token(trimmed) {
-            mask |= self.token_patterns;
+        match first_word(trimmed) {
+            FirstWord::Plain => mask,
+            FirstWord::Located => mask | self.located_patterns,
+            FirstWord::Code => mask | self.code_patterns,
         }
-        mask
     }
 
     /// The [`ANYWHERE`] patterns `line` holds a key of. Exact (every key is looked for),
@@ -1175,25 +1219,83 @@ mod tests {
         lines.into_iter().collect()
     }
 
-    #[test]
-    fn a_located_first_word_is_judged_as_by_its_definition_on_every_fixture_line() {
-        // The definition, word by word, as it was written before the one-pass scan.
-        fn reference(line: &[u8]) -> bool {
-            const WORDS: [&[u8]; 5] = [b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt"];
-            let token = line.split(u8::is_ascii_whitespace).next().unwrap_or(line);
-            token.iter().any(|&b| b == b':' || b == b'(')
-                || WORDS.iter().any(|word| token.windows(word.len()).any(|w| w == *word))
-                || (token.first().is_some_and(u8::is_ascii_uppercase)
-                    && token.last().is_some_and(u8::is_ascii_digit))
+    /// The kind of first word, by its definition, word by word, as it was written before
+    /// the one-pass scan.
+    fn first_word_by_definition(line: &[u8]) -> FirstWord {
+        const WORDS: [&[u8]; 5] = [b"Error", b"Exception", b"Warning", b"Exit", b"Interrupt"];
+        let token = line.split(u8::is_ascii_whitespace).next().unwrap_or(line);
+        if token.iter().any(|&b| b == b':' || b == b'(')
+            || WORDS.iter().any(|word| token.windows(word.len()).any(|w| w == *word))
+        {
+            FirstWord::Located
+        } else if token.first().is_some_and(u8::is_ascii_uppercase)
+            && token.last().is_some_and(u8::is_ascii_digit)
+        {
+            FirstWord::Code
+        } else {
+            FirstWord::Plain
         }
+    }
+
+    #[test]
+    fn a_first_word_is_judged_as_by_its_definition_on_every_fixture_line() {
         let mut lines = fixture_lines();
         lines.extend(
             ["E1", "Err", "IOError: x", "a(b", "ExitCode", "W 1", "F401 x", ""].map(String::from),
         );
+        // A stop or an exception word on either side of the scan's 32-byte blocks.
+        for at in [0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 95] {
+            let pad = "Q".repeat(at);
+            for tail in [" x", ":", "(", "Error", "Exit x", "Interrupt", "Warn9", "Ex", "E", "7"] {
+                lines.push(format!("{pad}{tail}"));
+                lines.push(format!("A{pad}{tail}"));
+            }
+        }
         for line in &lines {
             let trimmed = line.as_bytes().trim_ascii_start();
-            assert_eq!(is_located_token(trimmed), reference(trimmed), "{line:?}");
+            assert_eq!(first_word(trimmed), first_word_by_definition(trimmed), "{line:?}");
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_first_word_is_judged_as_by_its_definition(
+            line in "[A-Z]?(Error|Exc|Exception|Wa|Warning|Exit|In|Interrupt|[a-zEWIrxan09+/:( \t]{1,9}){0,14}",
+        ) {
+            let trimmed = line.as_bytes().trim_ascii_start();
+            proptest::prop_assert_eq!(first_word(trimmed), first_word_by_definition(trimmed));
+        }
+    }
+
+    /// Wherever an [`AT_START`] pattern matches a line, the guard lets it run there: on
+    /// every fixture line, and on lines each pattern is written for.
+    #[test]
+    fn the_start_guard_lets_every_matching_pattern_run_on_every_fixture_line() {
+        let (start, _) = &*SINGLE;
+        let mut lines = fixture_lines();
+        lines.extend(
+            [
+                "F401 [*] `os` imported but unused",
+                "E501 Line too long (89 > 88)",
+                "src/a.py:3:1: F401 `os` imported but unused",
+                "collect2: error: ld returned 1 exit status",
+                "KeyError: 'x'",
+                "  main.go:12 +0x1d",
+                "a.ts(3,24): error TS2322: nope",
+            ]
+            .map(String::from),
+        );
+        let mut matched = 0;
+        for line in &lines {
+            let mask = COMPILED.start_mask(line);
+            for (i, (pattern, dfa)) in AT_START.iter().zip(start).enumerate() {
+                if dfa.is_match(line.as_bytes()) {
+                    assert!(mask & (1 << i) != 0, "{:?} matches {line:?} unguarded", pattern.name);
+                    matched += 1;
+                }
+            }
+        }
+        assert!(matched > 1000, "only {matched} matches: the check saw too little");
     }
 
     /// One pattern on the engine tj compiled the classifier to before the build did it: a
@@ -1489,7 +1591,7 @@ mod tests {
         for (pattern, re) in AT_START.iter().zip(start) {
             if re.is_match(bytes) {
                 let led = pattern.leads.iter().any(|l| trimmed.starts_with(l.as_bytes()))
-                    || (pattern.token && is_located_token(token));
+                    || (pattern.word != FirstWord::Plain && first_word(token) == pattern.word);
                 assert!(led, "{:?} matches {line:?} without a lead", pattern.name);
             }
         }

@@ -13,13 +13,27 @@ pub(crate) struct StartPattern {
     /// Literals one of which the line, with its indentation trimmed, starts with whenever
     /// the pattern matches.
     pub(crate) leads: &'static [&'static str],
-    /// Whether the pattern can also match a line whose first word passes
-    /// `evidence::is_located_token`
-    /// (a path with a location, a `tool:` prefix, an exception name) instead of a lead.
-    /// The guard tries that for every line; the flag records which patterns rely on it.
-    pub(crate) token: bool,
+    /// The first word that also lets the pattern run, instead of a lead
+    /// (`evidence::first_word` judges it); [`FirstWord::Plain`] for none: only a lead does.
+    /// The guard judges every line's first word once; this records which patterns rely on
+    /// which kind.
+    pub(crate) word: FirstWord,
     /// The regex, matched on bytes with ASCII-only classes (Unicode mode off).
     pub(crate) regex: &'static str,
+}
+
+/// What the first word of a line (its indentation trimmed, up to the first blank) can
+/// lead, besides the fixed leads of [`StartPattern`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FirstWord {
+    /// Nothing: neither of the kinds below.
+    Plain,
+    /// It holds a `:`, a `(` or an exception name (`Error`, `Exception`, `Warning`, `Exit`,
+    /// `Interrupt`): a location (`path:12`, `file.ts(3,24)`), the end of a `tool:` prefix
+    /// (`collect2:`, `src/main.c:`), an exception (`KeyError:`).
+    Located,
+    /// Not located, but it starts with a capital and ends with a digit: a lint code (`F401`).
+    Code,
 }
 
 /// A pattern matched anywhere in a line, on lines that contain one of its keys.
@@ -39,17 +53,21 @@ pub(crate) const fn led(
     leads: &'static [&'static str],
     regex: &'static str,
 ) -> StartPattern {
-    StartPattern { name, leads, token: false, regex }
+    StartPattern { name, leads, word: FirstWord::Plain, regex }
 }
 
-/// Pattern led by a first word that passes
-/// `evidence::is_located_token`, or by one of `leads`.
+/// Pattern led by a [`FirstWord::Located`] first word, or by one of `leads`.
 pub(crate) const fn tok(
     name: &'static str,
     leads: &'static [&'static str],
     regex: &'static str,
 ) -> StartPattern {
-    StartPattern { name, leads, token: true, regex }
+    StartPattern { name, leads, word: FirstWord::Located, regex }
+}
+
+/// Pattern led by a [`FirstWord::Code`] first word (a lint code).
+pub(crate) const fn code(name: &'static str, regex: &'static str) -> StartPattern {
+    StartPattern { name, leads: &[], word: FirstWord::Code, regex }
 }
 
 /// Pattern run on lines that contain one of `keys`.
@@ -67,8 +85,8 @@ pub(crate) const DIGITS: &[&str] = &["0", "1", "2", "3", "4", "5", "6", "7", "8"
 /// Patterns matched at the start of the line; each carries its own indentation allowance.
 ///
 /// Each is run, anchored, only on lines that start with one of its leads or whose first
-/// word passes `evidence::is_located_token`: even an automaton
-/// that dies within a few bytes costs more per call than those byte comparisons.
+/// word is of the kind it names ([`FirstWord`]): even an automaton that dies within a few
+/// bytes costs more per call than those byte comparisons.
 pub(crate) const AT_START: &[StartPattern] = &[
     // --- severity headlines ---
     // Deeper indentation is a field in code or data (`        error: e,`), not a headline.
@@ -154,7 +172,7 @@ pub(crate) const AT_START: &[StartPattern] = &[
         r"[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b",
     ),
     // Not a klog header (`I1201 10:00:07.000001 …`): a ruff message starts with a word.
-    tok("lint code headline (ruff)", &[], r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?[^\s\d]"),
+    code("lint code headline (ruff)", r"[A-Z]{1,4}\d{3,4} (?:\[\*\] )?[^\s\d]"),
     tok(
         "paren location then severity (tsc, msvc)",
         &[],
