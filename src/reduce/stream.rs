@@ -104,20 +104,18 @@ pub fn chunk_lines(text: &str) -> impl Iterator<Item = &str> {
     body.split('\n').map(str::trim_end).filter(move |_| !empty)
 }
 
-/// [`chunk_lines`] into `out`: the same lines, found by a plain byte loop, which beats the
-/// `str` searcher on the short lines that make outputs this long.
+/// [`chunk_lines`] into `out`: the same lines, their ends found by `memchr`, which beats
+/// the `str` searcher on the short lines that make outputs this long.
 fn collect_lines<'t>(text: &'t str, out: &mut Vec<&'t str>) {
     if text.is_empty() {
         return;
     }
     let body = text.strip_suffix('\n').unwrap_or(text);
     let mut start = 0;
-    for (i, &b) in body.as_bytes().iter().enumerate() {
-        if b == b'\n' {
-            // A `\n` is one byte of its own, so both ends are character boundaries.
-            out.push(body[start..i].trim_end());
-            start = i + 1;
-        }
+    for end in memchr::memchr_iter(b'\n', body.as_bytes()) {
+        // A `\n` is one byte of its own, so both ends are character boundaries.
+        out.push(body[start..end].trim_end());
+        start = end + 1;
     }
     out.push(body[start..].trim_end());
 }
@@ -322,7 +320,7 @@ impl<'a> Stream<'a> {
             // Never lose the signal: an error printed among the bytes is still kept.
             let mut lines = Vec::new();
             collect_lines(&text, &mut lines);
-            for (line, flag) in lines.iter().zip(evidence::classify(&lines)) {
+            for (line, flag) in lines.iter().zip(evidence::classify_in(&text, &lines)) {
                 if flag
                     && self.evidence.len() < MAX_EVIDENCE
                     && self.evidence.insert((*line).to_owned())
@@ -339,7 +337,7 @@ impl<'a> Stream<'a> {
         }
         let mut lines: Vec<&str> = Vec::with_capacity(text.len() / 16);
         collect_lines(&text, &mut lines);
-        self.take_lines(&lines, has_words(&text));
+        self.take_lines(&text, &lines, has_words(&text));
     }
 
     /// Takes a stretch of `bytes` bytes holding `newlines` line breaks that was counted but
@@ -364,15 +362,16 @@ impl<'a> Stream<'a> {
         });
     }
 
-    fn take_lines(&mut self, lines: &[&str], has_words: bool) {
+    /// Takes the `lines` of a chunk, cut from its rendering `text` by [`collect_lines`].
+    fn take_lines(&mut self, text: &str, lines: &[&str], has_words: bool) {
         // Every built-in evidence pattern names something (`error`, `FAILED`, `at`, a
         // file); a chunk without a letter holds none, and skipping the classifier on it
         // makes a stream of numbers several times cheaper.
         let mut flags =
-            if has_words { evidence::classify(lines) } else { vec![false; lines.len()] };
+            if has_words { evidence::classify_in(text, lines) } else { vec![false; lines.len()] };
         // On a failing run, any line naming a failure is kept, whatever its dialect.
         if has_words && self.exit_code.is_some_and(|code| code != 0) {
-            evidence::mark_failure_words(lines, &mut flags);
+            evidence::mark_failure_words_in(text, lines, &mut flags);
         }
         if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
             let mut scratch = self.compiled.lines.scratch();
