@@ -10,7 +10,7 @@ use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use libc::c_int;
@@ -94,7 +94,6 @@ fn is_ignored(sig: c_int) -> bool {
 /// the forwarded signals do not kill tj; when the last one goes they act by default again.
 pub(super) struct Watch {
     handle: Option<Handle>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Watch {
@@ -104,7 +103,7 @@ impl Watch {
         warnings.extend(registry.problem.clone());
         let mut wanted = registry.forwarded.clone();
         wanted.extend([SIGWINCH, SIGCONT]);
-        let mut watch = Watch { handle: None, thread: None };
+        let mut watch = Watch { handle: None };
         match Signals::new(&wanted) {
             Ok(mut signals) => {
                 let handle = signals.handle();
@@ -117,10 +116,8 @@ impl Watch {
                     }
                 });
                 match spawned {
-                    Ok(thread) => {
-                        watch.handle = Some(handle);
-                        watch.thread = Some(thread);
-                    }
+                    // Not joined: see `drop`.
+                    Ok(_detached) => watch.handle = Some(handle),
                     Err(err) => warnings.push(format!("could not watch signals: {err}")),
                 }
             }
@@ -146,11 +143,12 @@ impl Drop for Watch {
                 registry.idle.store(true, Ordering::SeqCst);
             }
         }
+        // The thread ends on its own once its signals are closed; it is not waited for,
+        // which would cost a round trip through the scheduler on every run. Nothing waits on
+        // what it still holds: forwarded signals already act by default (`idle` above, which
+        // every handler of theirs checks first), and an event it sends now finds no reader.
         if let Some(handle) = self.handle.take() {
             handle.close();
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
         }
     }
 }
