@@ -81,6 +81,7 @@ use std::fmt;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, MatchKind, Span, packed};
+use memchr::memmem;
 
 macro_rules! kinds {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
@@ -275,11 +276,23 @@ fn edits(text: &str) -> Vec<Edit> {
 /// Every secret the detectors find in `text`: in no particular order, perhaps
 /// overlapping. Each trigger calls for one detector, which examines the text around it.
 fn candidates(text: &str) -> Vec<Edit> {
+    if text.len() <= SMALL_TEXT {
+        let mut small = SmallFinder::new(text);
+        return candidates_with(text, |at| small.find(at));
+    }
     let Some(finder) = FINDER.as_ref() else { return Vec::new() };
+    candidates_with(text, |at| finder.find(text, at))
+}
+
+/// [`candidates`], with `find` giving the leftmost trigger at or after a byte offset.
+fn candidates_with(
+    text: &str,
+    mut find: impl FnMut(usize) -> Option<(usize, usize, Detector)>,
+) -> Vec<Edit> {
     let mut found = Vec::new();
     let mut line: Option<(usize, usize)> = None;
     let mut at = 0;
-    while let Some((hit, len, detector)) = finder.find(text, at) {
+    while let Some((hit, len, detector)) = find(at) {
         at = hit + 1;
         let (start, end) = match line {
             Some((start, end)) if hit < end => (start, end),
@@ -467,6 +480,48 @@ impl Finder {
         }?;
         let &(_, detector) = TRIGGERS.get(found.pattern().as_usize())?;
         Some((found.start(), found.len(), detector))
+    }
+}
+
+/// Texts up to this many bytes are searched trigger by trigger ([`SmallFinder`]): most
+/// renditions are a few lines, and building the packed searcher (about 100,000
+/// instructions) would cost them more than redacting them.
+const SMALL_TEXT: usize = 2048;
+
+/// Finds the [`TRIGGERS`] in a short text one literal at a time, as [`Finder`] does
+/// (leftmost first; at one offset, the trigger listed first), without building anything.
+struct SmallFinder<'t> {
+    text: &'t str,
+    /// Per trigger, its first occurrence at or after the offset last asked for, if any.
+    next: Vec<Option<usize>>,
+}
+
+impl<'t> SmallFinder<'t> {
+    fn new(text: &'t str) -> SmallFinder<'t> {
+        let next = TRIGGERS
+            .iter()
+            .map(|(literal, _)| memmem::find(text.as_bytes(), literal.as_bytes()))
+            .collect();
+        SmallFinder { text, next }
+    }
+
+    /// The leftmost trigger in `text[at..]`; `at` never decreases from call to call.
+    fn find(&mut self, at: usize) -> Option<(usize, usize, Detector)> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, ((literal, _), next)) in TRIGGERS.iter().zip(&mut self.next).enumerate() {
+            if next.is_some_and(|start| start < at) {
+                let rest = self.text.as_bytes().get(at..).unwrap_or_default();
+                *next = memmem::find(rest, literal.as_bytes()).map(|q| at + q);
+            }
+            if let Some(start) = *next
+                && best.is_none_or(|(best_start, _)| start < best_start)
+            {
+                best = Some((start, i));
+            }
+        }
+        let (start, i) = best?;
+        let (literal, detector) = TRIGGERS[i];
+        Some((start, literal.len(), detector))
     }
 }
 
@@ -1964,6 +2019,12 @@ mod tests {
             for (pick, end) in picks {
                 text.push_str(&lines[pick % lines.len()]);
                 text.push_str(["\n", "\r\n", " ", "\n\n"][usize::from(end)]);
+            }
+            // Short texts are searched trigger by trigger: the packed searcher finds the same.
+            if let Some(finder) = FINDER.as_ref() {
+                let packed = candidates_with(&text, |at| finder.find(&text, at));
+                let mut small = SmallFinder::new(&text);
+                prop_assert_eq!(candidates_with(&text, |at| small.find(at)), packed);
             }
             let out = redact(&text);
             prop_assert_eq!(out.split('\n').count(), text.split('\n').count());
