@@ -188,8 +188,12 @@ pub fn render_width(bytes: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 
 /// The rendering of `bytes` if they are plain text but for lines that end in `\r\n`, as
 /// a PTY writes every line (ONLCR): the text without the `\r` of each `\r\n`, which is
-/// what the screen model makes of it. `None` for anything else, and when a line (counted
-/// in bytes, which are never fewer than its cells) is wider than `width` and would wrap.
+/// what the screen model makes of it. `None` for anything else.
+///
+/// A line wider than `width` wraps on the screen and is joined back, but for a `\n` after
+/// each row it wrapped out of that ends in two spaces (padding: see the module docs), which
+/// [`push_wrapped`] puts where the model would. A line that is not UTF-8 is left to the
+/// model.
 ///
 /// Plain output through a PTY is the common case of `tj run`, and playing it on the screen
 /// model cost more than the rest of the reduction of a `cargo test` run.
@@ -199,37 +203,72 @@ fn crlf_text(bytes: &[u8], width: usize) -> Option<String> {
     if !plain_but::<true>(bytes) {
         return None;
     }
-    let fits = |line_start: usize, end: usize| {
-        width == usize::MAX || lines_fit(&bytes[line_start..end], width)
-    };
     let mut out = Vec::with_capacity(bytes.len());
+    // Appends `bytes[start..end]`, lines with no `\r` in them.
+    let push = |out: &mut Vec<u8>, start: usize, end: usize| -> Option<()> {
+        let text = &bytes[start..end];
+        let mut line_start = 0;
+        for line_end in memchr::memchr_iter(b'\n', text).chain([text.len()]) {
+            if line_start > 0 {
+                out.push(b'\n');
+            }
+            let line = &text[line_start..line_end];
+            if line.len() <= width {
+                out.extend_from_slice(line);
+            } else {
+                push_wrapped(out, line, width)?;
+            }
+            line_start = line_end + 1;
+        }
+        Some(())
+    };
     let mut from = 0;
     for cr in memchr::memchr_iter(b'\r', bytes) {
-        // `from` is just past the previous `\r`, at its `\n`: the line starts after it.
-        if bytes.get(cr + 1) != Some(&b'\n') || !fits(if from == 0 { 0 } else { from + 1 }, cr) {
+        if bytes.get(cr + 1) != Some(&b'\n') {
             return None;
         }
-        out.extend_from_slice(&bytes[from..cr]);
+        // `from` is just past the previous `\r`, at its `\n`, or 0.
+        push(&mut out, from, cr)?;
         from = cr + 1;
     }
-    if !fits(from + 1, bytes.len()) {
-        return None;
-    }
-    out.extend_from_slice(&bytes[from..]);
+    push(&mut out, from, bytes.len())?;
     Some(match String::from_utf8(out) {
         Ok(text) => text,
         Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
     })
 }
 
-/// Returns true if and only if no line of `text` (split at `\n`) is longer than `width`.
-fn lines_fit(text: &[u8], width: usize) -> bool {
-    let mut start = 0;
-    memchr::memchr_iter(b'\n', text).chain([text.len()]).all(|end| {
-        let fits = end - start <= width;
-        start = end + 1;
-        fits
-    })
+/// Appends `line` (no `\n` in it) as the screen model renders a plain line `width` cells
+/// wide (a cell a `char`): whole, but for a `\n` after each row that the line wrapped out
+/// of and whose last two cells are spaces. `None` if the line is not UTF-8.
+fn push_wrapped(out: &mut Vec<u8>, line: &[u8], width: usize) -> Option<()> {
+    // A row the line wrapped out of, and a `\n` after it if it ends in padding.
+    let mut end_row = |row: &[u8]| {
+        out.extend_from_slice(row);
+        if row.ends_with(b"  ") {
+            out.push(b'\n');
+        }
+    };
+    if line.is_ascii() {
+        // A cell a byte: every row but the last is `width` bytes.
+        let mut rows = line.chunks(width);
+        let last = rows.next_back().unwrap_or_default();
+        rows.for_each(&mut end_row);
+        out.extend_from_slice(last);
+        return Some(());
+    }
+    let line = std::str::from_utf8(line).ok()?;
+    let (mut row, mut cells) = (0, 0);
+    for (at, _) in line.char_indices() {
+        if cells == width {
+            // This character wraps: the row before it ends here.
+            end_row(&line.as_bytes()[row..at]);
+            (row, cells) = (at, 0);
+        }
+        cells += 1;
+    }
+    out.extend_from_slice(&line.as_bytes()[row..]);
+    Some(())
 }
 
 /// Removes escape sequences and control characters without playing them: no cursor
@@ -1446,10 +1485,18 @@ mod tests {
             Some("   Compiling x v0.1.0\ntest a ... ok\n\tat f (a.js:1)\nlast")
         );
         assert_eq!(render_width(input, Some(500)), screen(input));
-        // Lines as wide as the screen do not wrap; one wider does, so the model plays it.
+        // Lines as wide as the screen do not wrap; a wider one wraps and joins back, but
+        // where a row it wrapped out of ends in padding; a wide line not UTF-8 goes to the
+        // model.
         assert_eq!(crlf_text(b"abcde\r\nfghij\r\n", 5).as_deref(), Some("abcde\nfghij\n"));
-        assert_eq!(crlf_text(b"abcde\r\nfghijk\r\n", 5), None);
-        assert_eq!(crlf_text(b"abc\nabcdef", 5), None);
+        assert_eq!(crlf_text(b"abcde\r\nfghijk\r\n", 5).as_deref(), Some("abcde\nfghijk\n"));
+        assert_eq!(crlf_text(b"ab  cdef\r\n", 4).as_deref(), Some("ab  \ncdef\n"));
+        assert_eq!(crlf_text(b"abc\nab  c\r\n", 4).as_deref(), Some("abc\nab  \nc\n"));
+        assert_eq!(crlf_text(b"abcd\xff\r\n", 4), None);
+        for input in [&b"abcde\r\nfghijk\r\n"[..], b"ab  cdef\r\n", b"abc\nab  c\r\n", b"ab  \r\n"]
+        {
+            assert_eq!(render_width(input, Some(4)), Terminal::new(input.len(), 4).play(input));
+        }
         // A lone `\r` overwrites, an escape acts, and plain text has its own path.
         assert_eq!(crlf_text(b"50%\rDone\r\n", usize::MAX), None);
         assert_eq!(crlf_text(b"\x1b[1mok\r\n", usize::MAX), None);
@@ -2534,6 +2581,28 @@ mod tests {
                 "input {:?}",
                 String::from_utf8_lossy(&input)
             );
+        }
+
+        /// Plain lines that end in `\r\n`, wider than the screen or not, render without
+        /// the screen model as they do with it.
+        #[test]
+        fn crlf_text_wraps_as_the_screen_model_does(
+            lines in prop::collection::vec(
+                prop::collection::vec(
+                    prop_oneof![Just("a"), Just(" "), Just("  "), Just("\t"), Just("é"), Just("漢"), Just("🦀")],
+                    0..24,
+                ),
+                1..6,
+            ),
+            width in 1usize..12,
+            end in prop_oneof![Just("\r\n"), Just("")],
+        ) {
+            let lines: Vec<String> = lines.into_iter().map(|pieces| pieces.concat()).collect();
+            let input = format!("{}{end}", lines.join("\r\n"));
+            // Without a `\r` the text is plain, and another path takes it.
+            prop_assume!(input.contains('\r'));
+            let played = Terminal::new(input.len(), width).play(input.as_bytes());
+            prop_assert_eq!(crlf_text(input.as_bytes(), width), Some(played), "input {:?}", input);
         }
 
         #[test]
