@@ -73,10 +73,11 @@ fn first_word(token: &[u8]) -> FirstWord {
 ///
 /// Every line pays it, over its whole length when it has no blank (a 99-byte token of
 /// base64): so the line is read 32 bytes at a time, each block tested at once (in vector
-/// registers) for a stop, a blank or a mark; only the block that holds one is read byte by
-/// byte.
+/// registers) for a stop (a blank or a mark); only the block that holds one is read byte
+/// by byte.
 fn first_word_end(line: &[u8]) -> usize {
-    let from = line.chunks_exact(32).take_while(|block| !has_stop(block)).count() * 32;
+    let (blocks, _) = line.as_chunks::<32>();
+    let from = blocks.iter().take_while(|block| !has_stop(block)).count() * 32;
     let end = match line[from..].iter().position(|&b| is_stop(b)) {
         Some(i) if matches!(line[from + i], b':' | b'(') => return usize::MAX,
         Some(i) => from + i,
@@ -99,16 +100,9 @@ fn is_stop(b: u8) -> bool {
         | (b == b'(')
 }
 
-/// Returns true if and only if one of the 32 bytes of `block` [`is_stop`]: tested at once.
-fn has_stop(block: &[u8]) -> bool {
-    let Ok(block) = <&[u8; 32]>::try_from(block) else {
-        return block.iter().any(|&b| is_stop(b));
-    };
-    let mut any = 0u8;
-    for &b in block {
-        any |= u8::from(is_stop(b));
-    }
-    any != 0
+/// Returns true if and only if one of the bytes of `block` [`is_stop`]: tested at once.
+fn has_stop(block: &[u8; 32]) -> bool {
+    block.iter().fold(0u8, |any, &b| any | u8::from(is_stop(b))) != 0
 }
 
 /// Returns true if and only if `word` holds `Error`, `Exception`, `Warning`, `Exit` or
@@ -123,13 +117,11 @@ fn holds_exception_word(word: &[u8]) -> bool {
             | ((a == b'I') & (b == b'n'))
     };
     let starts_one = |at: usize| WORDS.iter().any(|w| word[at..].starts_with(w));
+    // Block `k` of `firsts` is positions `32k..32k + 32`; of `seconds`, the bytes after them.
+    let (firsts, _) = word.as_chunks::<32>();
+    let (seconds, _) = word.get(1..).unwrap_or_default().as_chunks::<32>();
     let mut from = 0;
-    // Positions `from..from + 32`, whose pairs end at most at `from + 32`.
-    while let (Some(firsts), Some(seconds)) =
-        (word.get(from..from + 32), word.get(from + 1..from + 33))
-    {
-        let (firsts, seconds) = (<&[u8; 32]>::try_from(firsts), <&[u8; 32]>::try_from(seconds));
-        let (Ok(firsts), Ok(seconds)) = (firsts, seconds) else { break };
+    for (firsts, seconds) in firsts.iter().zip(seconds) {
         let hits = firsts.iter().zip(seconds).fold(0u8, |any, (&a, &b)| any | u8::from(pair(a, b)));
         if hits != 0 && (from..from + 32).any(starts_one) {
             return true;
