@@ -26,10 +26,12 @@
 //! consistent because `tj expand` renders the same chunks.
 //!
 //! Pure: the caller reads the chunks ([`crate::capture::Captured::for_each_chunk`], or
-//! memory) and passes them in.
+//! memory) and passes them in. Through [`run`], helper threads prepare the chunks on the
+//! other processors; what comes out does not depend on them.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt::Write as _;
+use std::sync::mpsc;
 
 use super::binary::{self, Binary};
 use super::evidence;
@@ -233,11 +235,22 @@ pub struct Stream<'a> {
     tally: Tally,
     replaced: usize,
     binary: Option<Binary>,
+    /// Bytes pushed so far, kept or lost, counted as they come (a chunk with the helpers is
+    /// not in `raw_bytes` yet).
+    seen: u64,
+    /// Threads that prepare the chunks after the first ([`run`]); `None`: all are
+    /// prepared on the calling thread.
+    helpers: Option<Helpers>,
 }
 
 /// Reduces an output read a chunk at a time: `feed` pushes its chunks into the [`Stream`].
 /// The same fail-open boundary as [`super::run`]: `None` if the reducer panicked, and the
 /// caller then gives the agent the whole original.
+///
+/// The chunks are prepared (rendered, split into lines, classified) by helper threads, one
+/// per processor up to [`MAX_HELPERS`], while this thread reads the next ones and takes
+/// them in order; the reduction is the one a single thread makes, byte for byte. On one
+/// processor, there are no helpers.
 pub fn run<'a>(
     input: &Input<'_>,
     head: &[u8],
@@ -245,12 +258,156 @@ pub fn run<'a>(
     opts: &Options<'a>,
     feed: impl FnOnce(&mut Stream<'a>),
 ) -> Option<Reduction> {
+    let helpers = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_HELPERS);
+    run_with(helpers, input, head, rules, opts, feed)
+}
+
+/// [`run`] with `helpers` helper threads (none below two: the calling thread would only
+/// wait for the one).
+fn run_with<'a>(
+    helpers: usize,
+    input: &Input<'_>,
+    head: &[u8],
+    rules: &RuleSet,
+    opts: &Options<'a>,
+    feed: impl FnOnce(&mut Stream<'a>),
+) -> Option<Reduction> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut stream = Stream::new(input, head, rules, opts);
-        feed(&mut stream);
-        stream.finish()
+        std::thread::scope(|scope| {
+            let mut stream = Stream::new(input, head, rules, opts);
+            if helpers > 1 {
+                stream.helpers = Helpers::start(scope, helpers);
+            }
+            feed(&mut stream);
+            // Ends the helpers, whose threads the scope then joins: a panic in one of them
+            // comes out of the scope, and `catch_unwind` turns it into `None`.
+            stream.finish()
+        })
     }))
     .ok()
+}
+
+/// Helper threads at most: each holds up to two chunks and their rendering, so more would
+/// cost the resident size more than the time they save (DESIGN.md "Performance budget").
+pub const MAX_HELPERS: usize = 2;
+
+/// The part of taking a chunk that depends on the chunk alone: its rendering, its lines and
+/// which of them the built-in classifier calls evidence. Helpers make these in any order;
+/// the stream takes them in the order the chunks came.
+struct Prepared {
+    raw_len: usize,
+    /// The chunk rendered ([`render_chunk`]).
+    text: String,
+    /// Bytes that were not UTF-8, replaced in `text`.
+    replaced: usize,
+    /// The tokens of the raw chunk.
+    tally: Tally,
+    /// Where each line lies in `text` (as [`collect_lines`] cuts them).
+    spans: Vec<(usize, usize)>,
+    /// Lines the built-in classifier (and, on a failing run, the failure words) keep.
+    flags: Vec<bool>,
+}
+
+impl Prepared {
+    fn new(raw: &[u8], cols: Option<u16>, failing: bool) -> Prepared {
+        let (text, replaced) = render_chunk(raw, cols);
+        let mut tally = Tally::default();
+        match std::str::from_utf8(raw) {
+            Ok(valid) => tally.add(valid),
+            Err(_) => tally.add(&String::from_utf8_lossy(&binary::compact(raw).0)),
+        }
+        let mut lines: Vec<&str> = Vec::with_capacity(text.len() / 16);
+        collect_lines(&text, &mut lines);
+        // Every built-in evidence pattern names something (`error`, `FAILED`, `at`, a
+        // file); a chunk without a letter holds none, and skipping the classifier on it
+        // makes a stream of numbers several times cheaper.
+        let has_words = has_words(&text);
+        let mut flags =
+            if has_words { evidence::classify_in(&text, &lines) } else { vec![false; lines.len()] };
+        if has_words && failing {
+            evidence::mark_failure_words_in(&text, &lines, &mut flags);
+        }
+        let base = text.as_ptr() as usize;
+        let spans = lines
+            .iter()
+            .map(|line| {
+                let start = line.as_ptr() as usize - base;
+                (start, start + line.len())
+            })
+            .collect();
+        Prepared { raw_len: raw.len(), text, replaced, tally, spans, flags }
+    }
+}
+
+/// A chunk for a helper to prepare, and where its [`Prepared`] goes.
+struct Job {
+    raw: Vec<u8>,
+    cols: Option<u16>,
+    failing: bool,
+    done: mpsc::SyncSender<Prepared>,
+}
+
+/// The helper threads of a [`Stream`]: the chunks sent to them, oldest first.
+struct Helpers {
+    jobs: mpsc::Sender<Job>,
+    /// One receiver per chunk sent and not yet taken, in the order they were sent.
+    pending: VecDeque<mpsc::Receiver<Prepared>>,
+    /// Chunks sent and not yet taken at most, beyond which [`Helpers::next_ready`] waits
+    /// for the oldest: enough to keep every helper busy while the caller reads the next.
+    ahead: usize,
+}
+
+impl Helpers {
+    /// Starts `count` helper threads in `scope`; `None` (the caller prepares the chunks
+    /// itself) if not even one could be started.
+    fn start<'scope>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        count: usize,
+    ) -> Option<Helpers> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let queue = std::sync::Arc::new(std::sync::Mutex::new(queue));
+        let mut started = 0;
+        for _ in 0..count {
+            let queue = std::sync::Arc::clone(&queue);
+            let helper = std::thread::Builder::new().name("tj-reduce".into()).spawn_scoped(
+                scope,
+                move || {
+                    loop {
+                        // The lock is held while waiting, not while preparing.
+                        let job = match queue.lock() {
+                            Ok(queue) => queue.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(job) = job else { return };
+                        let _ = job.done.send(Prepared::new(&job.raw, job.cols, job.failing));
+                    }
+                },
+            );
+            started += usize::from(helper.is_ok());
+        }
+        (started > 0).then(|| Helpers { jobs, pending: VecDeque::new(), ahead: started })
+    }
+
+    fn send(&mut self, raw: Vec<u8>, cols: Option<u16>, failing: bool) {
+        let (done, prepared) = mpsc::sync_channel(1);
+        // The helpers live as long as `self` (they end when `jobs` closes), so this cannot
+        // fail; if it did, `next` would find the chunk's sender gone and panic, and the
+        // stream's caller gives the whole original (fail open).
+        let _ = self.jobs.send(Job { raw, cols, failing, done });
+        self.pending.push_back(prepared);
+    }
+
+    /// The oldest chunk if more than [`Helpers::ahead`] are with the helpers, waiting for
+    /// it.
+    fn next_ready(&mut self) -> Option<Prepared> {
+        if self.pending.len() > self.ahead { self.next() } else { None }
+    }
+
+    /// The oldest chunk with the helpers, waiting for it; `None` once none is left.
+    fn next(&mut self) -> Option<Prepared> {
+        let prepared = self.pending.pop_front()?;
+        Some(prepared.recv().expect("a helper preparing a chunk of the stream failed"))
+    }
 }
 
 impl<'a> Stream<'a> {
@@ -305,39 +462,72 @@ impl<'a> Stream<'a> {
             tally: Tally::default(),
             replaced: 0,
             binary: None,
+            seen: 0,
+            helpers: None,
         }
     }
 
     /// Takes the next chunk of the output, as [`chunks`] (or the capture) cut it.
     pub fn push(&mut self, raw: &[u8]) {
-        if self.raw_bytes == 0 && self.lost_bytes == 0 {
+        if self.seen == 0 {
             self.binary = binary::detect(raw);
         }
-        self.raw_bytes += raw.len() as u64;
-        self.budget.grant(raw.len());
-        let (text, replaced) = render_chunk(raw, self.cols);
+        self.seen += raw.len() as u64;
         if self.binary.is_some() {
-            // Never lose the signal: an error printed among the bytes is still kept.
-            let mut lines = Vec::new();
-            collect_lines(&text, &mut lines);
-            for (line, flag) in lines.iter().zip(evidence::classify_in(&text, &lines)) {
-                if flag
-                    && self.evidence.len() < MAX_EVIDENCE
-                    && self.evidence.insert((*line).to_owned())
-                {
-                    self.body.push((*line).to_owned());
-                }
-            }
+            self.push_binary(raw);
             return;
         }
-        self.replaced += replaced;
-        match std::str::from_utf8(raw) {
-            Ok(valid) => self.tally.add(valid),
-            Err(_) => self.tally.add(&String::from_utf8_lossy(&binary::compact(raw).0)),
+        let failing = self.failing();
+        let Some(helpers) = &mut self.helpers else {
+            let chunk = Prepared::new(raw, self.cols, failing);
+            self.take(chunk);
+            return;
+        };
+        helpers.send(raw.to_vec(), self.cols, failing);
+        while let Some(chunk) = self.helpers.as_mut().and_then(Helpers::next_ready) {
+            self.take(chunk);
         }
-        let mut lines: Vec<&str> = Vec::with_capacity(text.len() / 16);
+    }
+
+    /// A failing run: lines naming a failure are evidence, whatever their dialect.
+    fn failing(&self) -> bool {
+        self.exit_code.is_some_and(|code| code != 0)
+    }
+
+    /// Takes the chunks still with the helpers, in order.
+    fn take_pending(&mut self) {
+        while let Some(chunk) = self.helpers.as_mut().and_then(Helpers::next) {
+            self.take(chunk);
+        }
+    }
+
+    /// A chunk of an output read as binary: only its evidence lines are kept.
+    fn push_binary(&mut self, raw: &[u8]) {
+        self.raw_bytes += raw.len() as u64;
+        self.budget.grant(raw.len());
+        let (text, _) = render_chunk(raw, self.cols);
+        // Never lose the signal: an error printed among the bytes is still kept.
+        let mut lines = Vec::new();
         collect_lines(&text, &mut lines);
-        self.take_lines(&text, &lines, has_words(&text));
+        for (line, flag) in lines.iter().zip(evidence::classify_in(&text, &lines)) {
+            if flag
+                && self.evidence.len() < MAX_EVIDENCE
+                && self.evidence.insert((*line).to_owned())
+            {
+                self.body.push((*line).to_owned());
+            }
+        }
+    }
+
+    /// Takes a chunk prepared by [`Prepared::new`], here or on a helper.
+    fn take(&mut self, chunk: Prepared) {
+        self.raw_bytes += chunk.raw_len as u64;
+        self.budget.grant(chunk.raw_len);
+        self.replaced += chunk.replaced;
+        self.tally.merge(chunk.tally);
+        let text = chunk.text.as_str();
+        let lines: Vec<&str> = chunk.spans.iter().map(|&(start, end)| &text[start..end]).collect();
+        self.take_lines(&lines, chunk.flags);
     }
 
     /// Takes a stretch of `bytes` bytes holding `newlines` line breaks that was counted but
@@ -346,6 +536,8 @@ impl<'a> Stream<'a> {
         if bytes == 0 {
             return;
         }
+        self.take_pending();
+        self.seen += bytes;
         self.lost_bytes += bytes;
         let count = newlines.max(1);
         let no = self.lines + 1;
@@ -362,17 +554,10 @@ impl<'a> Stream<'a> {
         });
     }
 
-    /// Takes the `lines` of a chunk, cut from its rendering `text` by [`collect_lines`].
-    fn take_lines(&mut self, text: &str, lines: &[&str], has_words: bool) {
-        // Every built-in evidence pattern names something (`error`, `FAILED`, `at`, a
-        // file); a chunk without a letter holds none, and skipping the classifier on it
-        // makes a stream of numbers several times cheaper.
-        let mut flags =
-            if has_words { evidence::classify_in(text, lines) } else { vec![false; lines.len()] };
-        // On a failing run, any line naming a failure is kept, whatever its dialect.
-        if has_words && self.exit_code.is_some_and(|code| code != 0) {
-            evidence::mark_failure_words_in(text, lines, &mut flags);
-        }
+    /// Takes the `lines` of a chunk, with the built-in classifier's `flags` for them
+    /// ([`Prepared::new`]); adds the rule's own evidence patterns, which run here, in order,
+    /// as an untrusted rule's budget is granted per chunk and spent per line.
+    fn take_lines(&mut self, lines: &[&str], mut flags: Vec<bool>) {
         if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
             let mut scratch = self.compiled.lines.scratch();
             let metered = self.layer != Layer::Builtin;
@@ -549,6 +734,7 @@ impl<'a> Stream<'a> {
 
     /// The rendition.
     pub fn finish(mut self) -> Reduction {
+        self.take_pending();
         let total_bytes = self.raw_bytes + self.lost_bytes;
         if let Some(found) = self.binary {
             let mut text = binary::describe(&found, total_bytes, self.shown_exit, self.artifact);
@@ -698,6 +884,103 @@ mod tests {
         let passing = reduce(raw.as_bytes(), &["./deploy"], Some(0));
         assert!(passing.is_reduced());
         assert!(!passing.text.contains("deploy aborted"));
+    }
+
+    /// About 4 MB of a log: numbered lines, errors every 97 lines (more than
+    /// [`MAX_EVIDENCE`] distinct ones), a run of repeats across a chunk boundary, bytes that
+    /// are not UTF-8, CJK text, colours, CRLF ends and lines a project rule calls evidence.
+    fn mixed_log() -> Vec<u8> {
+        let mut raw = Vec::new();
+        for i in 0..60_000u32 {
+            let line = match i % 97 {
+                0 => format!("error: E{i} failed at src/lib.rs:{}:5\n", i % 300),
+                1 => format!("\x1b[31mwarning\x1b[0m: 漢字 {i}\r\n"),
+                2 => format!("custom-signal {i}\n"),
+                3 => "bad byte \u{fffd} here\n".to_owned(),
+                _ => format!("2026-12-01 INFO request {i} handled in {}ms\n", i % 7),
+            };
+            raw.extend_from_slice(line.as_bytes());
+            if i % 4999 == 0 {
+                raw.extend_from_slice(b"raw \xff\xfe bytes\n");
+            }
+            if i == 20_000 {
+                raw.extend_from_slice(&b"tick\n".repeat(300_000));
+            }
+        }
+        raw
+    }
+
+    /// The reduction of `raw` with `helpers` helper threads, a stretch of 5,000 bytes and
+    /// 400 lines lost after the chunk `lost_after` if given.
+    fn reduce_with(
+        helpers: usize,
+        raw: &[u8],
+        argv: &[&str],
+        exit_code: Option<i64>,
+        rules: &RuleSet,
+        lost_after: Option<usize>,
+    ) -> Reduction {
+        let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        let art = artifact();
+        let opts = Options { artifact: Some(&art), ..Options::default() };
+        let input = Input { argv: &argv, exit_code, ..Input::default() };
+        run_with(helpers, &input, raw, rules, &opts, |stream| {
+            assert_eq!(stream.helpers.is_some(), helpers > 1);
+            for (n, chunk) in chunks(raw).enumerate() {
+                stream.push(chunk);
+                if lost_after == Some(n) {
+                    stream.push_lost(5000, 400);
+                }
+            }
+        })
+        .expect("the reducer did not panic")
+    }
+
+    #[test]
+    fn helpers_change_no_byte_of_the_reduction() {
+        let raw = mixed_log();
+        assert!(raw.len() > 3 * CHUNK, "{}", raw.len());
+        let project = r#"{"id":"proj/mytool","family":"p","priority":9,
+            "match":{"argv0":["mytool"]},"evidence":["^custom-signal \\d+$"]}"#;
+        let builtins = crate::rules::builtin_files()
+            .iter()
+            .map(|b| (Layer::Builtin, std::path::PathBuf::from(b.path), b.json));
+        let rules = RuleSet::from_sources(
+            builtins.chain([(Layer::Project, ".tokenjuice/rules/x.json".into(), project)]),
+            false,
+        );
+        let mut binary = b"\x1f\x8b\x08\x00".to_vec();
+        binary.extend_from_slice(&raw);
+        // The output, the command, its exit code, the chunk after which a stretch is lost.
+        type Case<'c> = (&'c [u8], &'c [&'c str], Option<i64>, Option<usize>);
+        let cases: [Case<'_>; 6] = [
+            (&raw, &["some-tool"], Some(0), None),
+            (&raw, &["some-tool"], Some(1), None),
+            (&raw, &["mytool"], None, None),
+            (&raw, &["mytool"], Some(2), Some(1)),
+            (&raw, &["cargo", "test"], Some(101), Some(0)),
+            (&binary, &["cat"], Some(0), None),
+        ];
+        for (n, (raw, argv, exit_code, lost_after)) in cases.into_iter().enumerate() {
+            let alone = reduce_with(1, raw, argv, exit_code, &rules, lost_after);
+            assert!(alone.is_reduced(), "{argv:?}: {:?}", alone.passthrough);
+            for helpers in if n < 2 { &[2, 3][..] } else { &[2] } {
+                let helpers = *helpers;
+                let helped = reduce_with(helpers, raw, argv, exit_code, &rules, lost_after);
+                assert_eq!(
+                    format!("{helped:?}"),
+                    format!("{alone:?}"),
+                    "{argv:?}, exit {exit_code:?}, {helpers} helpers"
+                );
+            }
+        }
+        // What the cases are there to cover did happen.
+        let out = reduce_with(2, &raw, &["mytool"], Some(2), &rules, Some(1));
+        assert!(out.text.contains("custom-signal 2"), "{}", out.text);
+        assert!(out.text.contains("more evidence lines past the first 512"), "{}", out.text);
+        assert!(out.text.contains("lines not kept"), "{}", out.text);
+        assert!(out.omitted.repeats >= 299_998, "{:?}", out.omitted);
+        assert!(out.replaced_bytes > 0);
     }
 
     #[test]

@@ -44,6 +44,13 @@ impl Tally {
         self.other += chars - cjk;
     }
 
+    /// Adds what `other` counted: the tally of this text followed by that one.
+    pub fn merge(&mut self, other: Tally) {
+        self.other += other.other;
+        self.cjk += other.cjk;
+        self.bytes += other.bytes;
+    }
+
     /// Characters counted.
     pub fn chars(&self) -> usize {
         self.other + self.cjk
