@@ -349,7 +349,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let (tx, rx) = mpsc::channel();
     // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
     // in reverse order): the terminal is restored before those signals act by default again.
-    let _watch = signals::Watch::start(tx.clone(), &mut warnings);
+    let watch = signals::Watch::start(tx.clone(), &mut warnings);
 
     let own_stdin = io::stdin();
     let stdin_fd = stdin.as_ref().map_or_else(|| own_stdin.as_fd(), AsFd::as_fd);
@@ -411,6 +411,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
             return Outcome::failed(err, warnings);
         }
     };
+    // The signal thread starts once the child runs, not before: the child does not wait
+    // for it, and a signal that comes meanwhile waits in signal-hook's queue.
+    watch.listen(&mut warnings);
 
     let keys = master_fd.zip(stop_keys).map(|(master, stop)| pty::Keys {
         master,

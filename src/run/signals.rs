@@ -7,7 +7,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
@@ -17,7 +17,7 @@ use libc::c_int;
 use nix::sys::signal::{self as nix_signal, Signal};
 use nix::unistd::{self, Pid};
 use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
-use signal_hook::iterator::{Handle, Signals};
+use signal_hook::iterator::Signals;
 
 use super::blocked::{Quiet, Watchdog};
 use super::pty::{PumpReport, Terminal};
@@ -52,9 +52,16 @@ struct Registry {
     idle: Arc<AtomicBool>,
     /// How many relays run (tests run several at once).
     running: Mutex<usize>,
-    /// The forwarded signals tj handles: those it was not started with ignored.
-    forwarded: Vec<c_int>,
     problem: Option<String>,
+    /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT): taken by
+    /// the signal thread when the first relay has started its child; why not, if they could
+    /// not be registered.
+    signals: Mutex<Result<Option<Signals>, String>>,
+    /// Whether the signal thread runs, or why it does not.
+    thread: OnceLock<Result<(), String>>,
+    /// The event channel of each running relay, by [`Watch::id`]: every signal goes to all.
+    listeners: Mutex<Vec<(u64, Sender<Event>)>>,
+    next_id: AtomicU64,
 }
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -75,7 +82,22 @@ fn registry() -> &'static Registry {
                 Err(err) => problem = Some(format!("could not handle signal {sig}: {err}")),
             }
         }
-        Registry { idle, running: Mutex::new(0), forwarded, problem }
+        // The forwarded signals tj handles (those it was not started with ignored), and
+        // those it acts on itself.
+        let mut wanted = forwarded;
+        wanted.extend([SIGWINCH, SIGCONT]);
+        let signals = Signals::new(&wanted)
+            .map(Some)
+            .map_err(|err| format!("could not watch signals: {err}"));
+        Registry {
+            idle,
+            running: Mutex::new(0),
+            problem,
+            signals: Mutex::new(signals),
+            thread: OnceLock::new(),
+            listeners: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
+        }
     })
 }
 
@@ -92,43 +114,68 @@ fn is_ignored(sig: c_int) -> bool {
 
 /// Delivers tj's signals to one relay's event loop while it lives. While any `Watch` lives,
 /// the forwarded signals do not kill tj; when the last one goes they act by default again.
+///
+/// The signals are registered by the first relay of the process and stay registered; one
+/// thread, started by [`Watch::listen`] and left running until the process exits, sends
+/// each signal to every relay that watches. A relay that ends only leaves the list: it
+/// neither waits for that thread nor wakes it, which on every run would cost a round trip
+/// through the scheduler.
 pub(super) struct Watch {
-    handle: Option<Handle>,
+    id: u64,
 }
 
 impl Watch {
-    /// Starts delivering signals as [`Event::Signal`] on `tx`.
+    /// Starts delivering signals as [`Event::Signal`] on `tx`. A signal that comes from now
+    /// on is queued until [`Watch::listen`], then delivered; one that came earlier acted
+    /// by default.
     pub(super) fn start(tx: Sender<Event>, warnings: &mut Vec<String>) -> Watch {
         let registry = registry();
         warnings.extend(registry.problem.clone());
-        let mut wanted = registry.forwarded.clone();
-        wanted.extend([SIGWINCH, SIGCONT]);
-        let mut watch = Watch { handle: None };
-        match Signals::new(&wanted) {
-            Ok(mut signals) => {
-                let handle = signals.handle();
-                let spawned = thread::Builder::new().name("tj-signals".into()).spawn(move || {
-                    block_stop_signal();
-                    for sig in signals.forever() {
-                        if tx.send(Event::Signal(sig)).is_err() {
-                            break;
-                        }
-                    }
-                });
-                match spawned {
-                    // Not joined: see `drop`.
-                    Ok(_detached) => watch.handle = Some(handle),
-                    Err(err) => warnings.push(format!("could not watch signals: {err}")),
-                }
-            }
-            Err(err) => warnings.push(format!("could not watch signals: {err}")),
+        if let Err(why) = &*registry.signals.lock().unwrap_or_else(PoisonError::into_inner) {
+            warnings.push(why.clone());
         }
-        // After `Signals` is registered: a signal that comes before the child runs is then
-        // queued and forwarded to it, and one that came earlier acted by default.
+        let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
+        registry.listeners.lock().unwrap_or_else(PoisonError::into_inner).push((id, tx));
         let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
         *running += 1;
         registry.idle.store(false, Ordering::SeqCst);
-        watch
+        Watch { id }
+    }
+
+    /// Makes sure the signal thread runs: called once the child has started, so that
+    /// starting a thread does not delay it. Signals queued since [`Watch::start`] are
+    /// delivered then.
+    pub(super) fn listen(&self, warnings: &mut Vec<String>) {
+        let registry = registry();
+        let started = registry.thread.get_or_init(|| {
+            let taken = registry
+                .signals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_mut()
+                .ok()
+                .and_then(Option::take);
+            let Some(mut signals) = taken else { return Err(String::new()) };
+            thread::Builder::new()
+                .name("tj-signals".into())
+                .spawn(move || {
+                    block_stop_signal();
+                    for sig in signals.forever() {
+                        let listeners =
+                            registry.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+                        for (_, tx) in listeners.iter() {
+                            let _ = tx.send(Event::Signal(sig));
+                        }
+                    }
+                })
+                .map(drop)
+                .map_err(|err| format!("could not watch signals: {err}"))
+        });
+        if let Err(why) = started
+            && !why.is_empty()
+        {
+            warnings.push(why.clone());
+        }
     }
 }
 
@@ -139,17 +186,16 @@ impl Drop for Watch {
             let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
             *running = running.saturating_sub(1);
             if *running == 0 {
-                // Before `Signals` goes, so that no signal falls between the two.
+                // Forwarded signals act by default from here: their handlers check this first.
                 registry.idle.store(true, Ordering::SeqCst);
             }
         }
-        // The thread ends on its own once its signals are closed; it is not waited for,
-        // which would cost a round trip through the scheduler on every run. Nothing waits on
-        // what it still holds: forwarded signals already act by default (`idle` above, which
-        // every handler of theirs checks first), and an event it sends now finds no reader.
-        if let Some(handle) = self.handle.take() {
-            handle.close();
-        }
+        // A signal the thread delivers from now on finds no channel of this relay.
+        registry
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(id, _)| *id != self.id);
     }
 }
 
@@ -333,6 +379,55 @@ pub(super) fn exit_of(status: ExitStatus) -> Option<Exit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    /// Waits up to 5 s for an `Event::Signal(sig)` on `rx`.
+    fn gets(rx: &Receiver<Event>, sig: c_int) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(Event::Signal(got)) if got == sig => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// The threads of this process named `tj-signals`.
+    fn signal_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim_end() == "tj-signals")
+            .count()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn every_watching_relay_gets_each_signal_from_one_thread() {
+        let mut warnings = Vec::new();
+        let (tx_a, rx_a) = mpsc::channel();
+        let (tx_b, rx_b) = mpsc::channel();
+        let a = Watch::start(tx_a, &mut warnings);
+        // Queued until the thread runs, then delivered.
+        nix_signal::raise(Signal::SIGWINCH).unwrap();
+        a.listen(&mut warnings);
+        assert!(gets(&rx_a, SIGWINCH), "a signal raised before `listen` was lost");
+        let b = Watch::start(tx_b, &mut warnings);
+        b.listen(&mut warnings);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(signal_threads(), 1, "one signal thread for the process");
+        nix_signal::raise(Signal::SIGWINCH).unwrap();
+        assert!(gets(&rx_a, SIGWINCH) && gets(&rx_b, SIGWINCH));
+        // A relay that ended gets nothing more; the one still watching does.
+        drop(a);
+        nix_signal::raise(Signal::SIGWINCH).unwrap();
+        assert!(gets(&rx_b, SIGWINCH));
+        assert!(matches!(rx_a.try_recv(), Err(mpsc::TryRecvError::Disconnected)));
+        drop(b);
+        assert_eq!(signal_threads(), 1, "the thread stays for the next relay");
+    }
 
     #[test]
     fn exit_of_maps_codes_and_signals() {
