@@ -287,47 +287,88 @@ fn run_with<'a>(
     .ok()
 }
 
+/// Line breaks in a chunk beyond which it is prepared on the calling thread rather than on
+/// a helper: 64 Ki lines (16 bytes a line on average in a full chunk) cost a chunk in
+/// flight 1 MiB of spans at most, and its helper as much again of line slices.
+const MAX_HELPED_LINES: usize = 1 << 16;
+
+/// Returns true if and only if `raw` holds more than [`MAX_HELPED_LINES`] line breaks.
+fn many_lines(raw: &[u8]) -> bool {
+    let mut count = 0;
+    // Counted into a `u8` per 255 bytes, which the compiler turns into byte-wide vector
+    // lanes (a `usize` count per byte is several times slower); stopping once over.
+    for block in raw.chunks(1 << 14) {
+        count += block
+            .chunks(255)
+            .map(|piece| usize::from(piece.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+            .sum::<usize>();
+        if count > MAX_HELPED_LINES {
+            return true;
+        }
+    }
+    false
+}
+
 /// Helper threads at most: each holds up to two chunks and their rendering, so more would
 /// cost the resident size more than the time they save (DESIGN.md "Performance budget").
 pub const MAX_HELPERS: usize = 2;
 
-/// The part of taking a chunk that depends on the chunk alone: its rendering, its lines and
-/// which of them the built-in classifier calls evidence. Helpers make these in any order;
-/// the stream takes them in the order the chunks came.
-struct Prepared {
+/// A chunk rendered ([`render_chunk`]) and counted: the first part of taking it, which
+/// depends on the chunk alone.
+struct Rendered {
     raw_len: usize,
-    /// The chunk rendered ([`render_chunk`]).
     text: String,
     /// Bytes that were not UTF-8, replaced in `text`.
     replaced: usize,
     /// The tokens of the raw chunk.
     tally: Tally,
-    /// Where each line lies in `text` (as [`collect_lines`] cuts them).
-    spans: Vec<(usize, usize)>,
-    /// Lines the built-in classifier (and, on a failing run, the failure words) keep.
-    flags: Vec<bool>,
 }
 
-impl Prepared {
-    fn new(raw: &[u8], cols: Option<u16>, failing: bool) -> Prepared {
+impl Rendered {
+    fn new(raw: &[u8], cols: Option<u16>) -> Rendered {
         let (text, replaced) = render_chunk(raw, cols);
         let mut tally = Tally::default();
         match std::str::from_utf8(raw) {
             Ok(valid) => tally.add(valid),
             Err(_) => tally.add(&String::from_utf8_lossy(&binary::compact(raw).0)),
         }
-        let mut lines: Vec<&str> = Vec::with_capacity(text.len() / 16);
-        collect_lines(&text, &mut lines);
-        // Every built-in evidence pattern names something (`error`, `FAILED`, `at`, a
-        // file); a chunk without a letter holds none, and skipping the classifier on it
-        // makes a stream of numbers several times cheaper.
-        let has_words = has_words(&text);
-        let mut flags =
-            if has_words { evidence::classify_in(&text, &lines) } else { vec![false; lines.len()] };
-        if has_words && failing {
-            evidence::mark_failure_words_in(&text, &lines, &mut flags);
-        }
-        let base = text.as_ptr() as usize;
+        Rendered { raw_len: raw.len(), text, replaced, tally }
+    }
+}
+
+/// The lines of a rendered chunk ([`collect_lines`]) and, for each, whether the built-in
+/// classifier (and, on a failing run, the failure words) keep it: the second part of
+/// taking a chunk that depends on the chunk alone.
+fn verdicts(text: &str, failing: bool) -> (Vec<&str>, Vec<bool>) {
+    let mut lines: Vec<&str> = Vec::with_capacity(text.len() / 16);
+    collect_lines(text, &mut lines);
+    // Every built-in evidence pattern names something (`error`, `FAILED`, `at`, a file); a
+    // chunk without a letter holds none, and skipping the classifier on it makes a stream
+    // of numbers several times cheaper.
+    let has_words = has_words(text);
+    let mut flags =
+        if has_words { evidence::classify_in(text, &lines) } else { vec![false; lines.len()] };
+    if has_words && failing {
+        evidence::mark_failure_words_in(text, &lines, &mut flags);
+    }
+    (lines, flags)
+}
+
+/// A chunk as a helper prepares it ([`Rendered`], [`verdicts`]), to be taken in the order
+/// the chunks came.
+struct Prepared {
+    rendered: Rendered,
+    /// Where each line lies in the text: 16 bytes a line, which [`MAX_HELPED_LINES`]
+    /// bounds for a chunk in flight.
+    spans: Vec<(usize, usize)>,
+    flags: Vec<bool>,
+}
+
+impl Prepared {
+    fn new(raw: &[u8], cols: Option<u16>, failing: bool) -> Prepared {
+        let rendered = Rendered::new(raw, cols);
+        let (lines, flags) = verdicts(&rendered.text, failing);
+        let base = rendered.text.as_ptr() as usize;
         let spans = lines
             .iter()
             .map(|line| {
@@ -335,7 +376,7 @@ impl Prepared {
                 (start, start + line.len())
             })
             .collect();
-        Prepared { raw_len: raw.len(), text, replaced, tally, spans, flags }
+        Prepared { rendered, spans, flags }
     }
 }
 
@@ -478,9 +519,15 @@ impl<'a> Stream<'a> {
             return;
         }
         let failing = self.failing();
-        let Some(helpers) = &mut self.helpers else {
-            let chunk = Prepared::new(raw, self.cols, failing);
-            self.take(chunk);
+        let helped = self.helpers.is_some() && !many_lines(raw);
+        let Some(helpers) = self.helpers.as_mut().filter(|_| helped) else {
+            // Taken here, after the chunks before it: a chunk of very short lines costs 16
+            // bytes a line, which several chunks in flight would multiply.
+            self.take_pending();
+            let rendered = Rendered::new(raw, self.cols);
+            let (lines, flags) = verdicts(&rendered.text, failing);
+            self.count(&rendered);
+            self.take_lines(&lines, flags);
             return;
         };
         helpers.send(raw.to_vec(), self.cols, failing);
@@ -519,15 +566,21 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// Takes a chunk prepared by [`Prepared::new`], here or on a helper.
+    /// Takes a chunk a helper prepared.
     fn take(&mut self, chunk: Prepared) {
+        self.count(&chunk.rendered);
+        let text = chunk.rendered.text.as_str();
+        let lines: Vec<&str> = chunk.spans.iter().map(|&(start, end)| &text[start..end]).collect();
+        self.take_lines(&lines, chunk.flags);
+    }
+
+    /// Counts a chunk's bytes, tokens and replaced bytes, and grants an untrusted rule its
+    /// budget for them, before its lines are taken.
+    fn count(&mut self, chunk: &Rendered) {
         self.raw_bytes += chunk.raw_len as u64;
         self.budget.grant(chunk.raw_len);
         self.replaced += chunk.replaced;
         self.tally.merge(chunk.tally);
-        let text = chunk.text.as_str();
-        let lines: Vec<&str> = chunk.spans.iter().map(|&(start, end)| &text[start..end]).collect();
-        self.take_lines(&lines, chunk.flags);
     }
 
     /// Takes a stretch of `bytes` bytes holding `newlines` line breaks that was counted but
@@ -555,7 +608,7 @@ impl<'a> Stream<'a> {
     }
 
     /// Takes the `lines` of a chunk, with the built-in classifier's `flags` for them
-    /// ([`Prepared::new`]); adds the rule's own evidence patterns, which run here, in order,
+    /// ([`verdicts`]); adds the rule's own evidence patterns, which run here, in order,
     /// as an untrusted rule's budget is granted per chunk and spent per line.
     fn take_lines(&mut self, lines: &[&str], mut flags: Vec<bool>) {
         if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
@@ -937,9 +990,21 @@ mod tests {
     }
 
     #[test]
+    fn many_lines_counts_line_breaks_past_the_bound() {
+        assert!(!many_lines(&b"x\n".repeat(MAX_HELPED_LINES)));
+        assert!(many_lines(&b"x\n".repeat(MAX_HELPED_LINES + 1)));
+        // 255 line breaks in a row fill a piece's count exactly.
+        assert!(!many_lines(&vec![b'\n'; MAX_HELPED_LINES]));
+        assert!(many_lines(&vec![b'\n'; MAX_HELPED_LINES + 1]));
+        assert!(!many_lines(b""));
+    }
+
+    #[test]
     fn helpers_change_no_byte_of_the_reduction() {
         let raw = mixed_log();
         assert!(raw.len() > 3 * CHUNK, "{}", raw.len());
+        // Some chunks go to the helpers, and the run of repeats is taken between them.
+        assert!(chunks(&raw).any(many_lines) && chunks(&raw).any(|c| !many_lines(c)));
         let project = r#"{"id":"proj/mytool","family":"p","priority":9,
             "match":{"argv0":["mytool"]},"evidence":["^custom-signal \\d+$"]}"#;
         let builtins = crate::rules::builtin_files()
