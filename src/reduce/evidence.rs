@@ -1230,6 +1230,13 @@ mod tests {
         lines.into_iter().collect()
     }
 
+    /// [`fixture_lines`], then `more`.
+    fn fixture_lines_and(more: &[&str]) -> Vec<String> {
+        let mut lines = fixture_lines();
+        lines.extend(more.iter().map(|line| (*line).to_owned()));
+        lines
+    }
+
     /// The kind of first word, by its definition, word by word, as it was written before
     /// the one-pass scan.
     fn first_word_by_definition(line: &[u8]) -> FirstWord {
@@ -1250,10 +1257,8 @@ mod tests {
 
     #[test]
     fn a_first_word_is_judged_as_by_its_definition_on_every_fixture_line() {
-        let mut lines = fixture_lines();
-        lines.extend(
-            ["E1", "Err", "IOError: x", "a(b", "ExitCode", "W 1", "F401 x", ""].map(String::from),
-        );
+        let mut lines =
+            fixture_lines_and(&["E1", "Err", "IOError: x", "a(b", "ExitCode", "W 1", "F401 x", ""]);
         // A stop or an exception word on either side of the scan's 32-byte blocks.
         for at in [0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 95] {
             let pad = "Q".repeat(at);
@@ -1283,19 +1288,15 @@ mod tests {
     #[test]
     fn the_start_guard_lets_every_matching_pattern_run_on_every_fixture_line() {
         let (start, _) = &*SINGLE;
-        let mut lines = fixture_lines();
-        lines.extend(
-            [
-                "F401 [*] `os` imported but unused",
-                "E501 Line too long (89 > 88)",
-                "src/a.py:3:1: F401 `os` imported but unused",
-                "collect2: error: ld returned 1 exit status",
-                "KeyError: 'x'",
-                "  main.go:12 +0x1d",
-                "a.ts(3,24): error TS2322: nope",
-            ]
-            .map(String::from),
-        );
+        let lines = fixture_lines_and(&[
+            "F401 [*] `os` imported but unused",
+            "E501 Line too long (89 > 88)",
+            "src/a.py:3:1: F401 `os` imported but unused",
+            "collect2: error: ld returned 1 exit status",
+            "KeyError: 'x'",
+            "  main.go:12 +0x1d",
+            "a.ts(3,24): error TS2322: nope",
+        ]);
         let mut matched = 0;
         for line in &lines {
             let mask = COMPILED.start_mask(line);
@@ -1410,17 +1411,13 @@ mod tests {
                 .filter(|(key, _)| line.contains(key))
                 .fold(0, |mask, (_, owners)| mask | owners)
         };
-        let mut lines = fixture_lines();
         // Keys that overlap, and one inside another.
-        lines.extend(
-            [
-                "3 failed; Exited with error code 2 (ELIFECYCLE) SIGSEGV",
-                "passing, failing: 2 passed, 1 failure",
-                "ERR!ERR_PNPM_X [Error/[Warning/",
-                "Segmentation faultcore dumpedKilledBus error",
-            ]
-            .map(String::from),
-        );
+        let lines = fixture_lines_and(&[
+            "3 failed; Exited with error code 2 (ELIFECYCLE) SIGSEGV",
+            "passing, failing: 2 passed, 1 failure",
+            "ERR!ERR_PNPM_X [Error/[Warning/",
+            "Segmentation faultcore dumpedKilledBus error",
+        ]);
         let mut held = 0;
         for line in &lines {
             let expected = by_key(line);

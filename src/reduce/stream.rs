@@ -276,7 +276,7 @@ fn run_with<'a>(
         std::thread::scope(|scope| {
             let mut stream = Stream::new(input, head, rules, opts);
             if helpers > 1 {
-                stream.helpers = Helpers::start(scope, helpers);
+                stream.helpers = Helpers::start(scope, helpers, stream.cols, stream.failing());
             }
             feed(&mut stream);
             // Ends the helpers, whose threads the scope then joins: a panic in one of them
@@ -383,8 +383,6 @@ impl Prepared {
 /// A chunk for a helper to prepare, and where its [`Prepared`] goes.
 struct Job {
     raw: Vec<u8>,
-    cols: Option<u16>,
-    failing: bool,
     done: mpsc::SyncSender<Prepared>,
 }
 
@@ -399,11 +397,14 @@ struct Helpers {
 }
 
 impl Helpers {
-    /// Starts `count` helper threads in `scope`; `None` (the caller prepares the chunks
+    /// Starts `count` helper threads in `scope`, which prepare chunks rendered at `cols`
+    /// columns, of a failing run if `failing`; `None` (the caller prepares the chunks
     /// itself) if not even one could be started.
     fn start<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         count: usize,
+        cols: Option<u16>,
+        failing: bool,
     ) -> Option<Helpers> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let queue = std::sync::Arc::new(std::sync::Mutex::new(queue));
@@ -420,7 +421,7 @@ impl Helpers {
                             Err(_) => return,
                         };
                         let Ok(job) = job else { return };
-                        let _ = job.done.send(Prepared::new(&job.raw, job.cols, job.failing));
+                        let _ = job.done.send(Prepared::new(&job.raw, cols, failing));
                     }
                 },
             );
@@ -429,12 +430,12 @@ impl Helpers {
         (started > 0).then(|| Helpers { jobs, pending: VecDeque::new(), ahead: started })
     }
 
-    fn send(&mut self, raw: Vec<u8>, cols: Option<u16>, failing: bool) {
+    fn send(&mut self, raw: Vec<u8>) {
         let (done, prepared) = mpsc::sync_channel(1);
         // The helpers live as long as `self` (they end when `jobs` closes), so this cannot
         // fail; if it did, `next` would find the chunk's sender gone and panic, and the
         // stream's caller gives the whole original (fail open).
-        let _ = self.jobs.send(Job { raw, cols, failing, done });
+        let _ = self.jobs.send(Job { raw, done });
         self.pending.push_back(prepared);
     }
 
@@ -518,19 +519,19 @@ impl<'a> Stream<'a> {
             self.push_binary(raw);
             return;
         }
-        let failing = self.failing();
-        let helped = self.helpers.is_some() && !many_lines(raw);
-        let Some(helpers) = self.helpers.as_mut().filter(|_| helped) else {
-            // Taken here, after the chunks before it: a chunk of very short lines costs 16
-            // bytes a line, which several chunks in flight would multiply.
-            self.take_pending();
-            let rendered = Rendered::new(raw, self.cols);
-            let (lines, flags) = verdicts(&rendered.text, failing);
-            self.count(&rendered);
-            self.take_lines(&lines, flags);
-            return;
-        };
-        helpers.send(raw.to_vec(), self.cols, failing);
+        match self.helpers.as_mut() {
+            Some(helpers) if !many_lines(raw) => helpers.send(raw.to_vec()),
+            _ => {
+                // Taken here, after the chunks before it: a chunk of very short lines costs
+                // 16 bytes a line, which several chunks in flight would multiply.
+                self.take_pending();
+                let rendered = Rendered::new(raw, self.cols);
+                let (lines, flags) = verdicts(&rendered.text, self.failing());
+                self.count(&rendered);
+                self.take_lines(&lines, flags);
+                return;
+            }
+        }
         while let Some(chunk) = self.helpers.as_mut().and_then(Helpers::next_ready) {
             self.take(chunk);
         }

@@ -52,13 +52,13 @@ struct Registry {
     idle: Arc<AtomicBool>,
     /// How many relays run (tests run several at once).
     running: Mutex<usize>,
-    problem: Option<String>,
-    /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT): taken by
-    /// the signal thread when the first relay has started its child; why not, if they could
-    /// not be registered.
-    signals: Mutex<Result<Option<Signals>, String>>,
-    /// Whether the signal thread runs, or why it does not.
-    thread: OnceLock<Result<(), String>>,
+    /// What could not be registered, said by every relay.
+    problems: Vec<String>,
+    /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT), until the
+    /// signal thread takes them; `None` if they could not be registered.
+    signals: Mutex<Option<Signals>>,
+    /// Why the signal thread could not be started, once [`Watch::listen`] tried.
+    thread: OnceLock<Option<String>>,
     /// The event channel of each running relay, by [`Watch::id`]: every signal goes to all.
     listeners: Mutex<Vec<(u64, Sender<Event>)>>,
     next_id: AtomicU64,
@@ -70,7 +70,7 @@ fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         let idle = Arc::new(AtomicBool::new(true));
         let mut forwarded = Vec::new();
-        let mut problem = None;
+        let mut problems = Vec::new();
         for sig in FORWARDED {
             // A signal tj was started with ignored (nohup, `cmd &` in a script) stays
             // ignored, so the child inherits that exactly as it would without tj.
@@ -79,7 +79,7 @@ fn registry() -> &'static Registry {
             }
             match signal_hook::flag::register_conditional_default(sig, Arc::clone(&idle)) {
                 Ok(_) => forwarded.push(sig),
-                Err(err) => problem = Some(format!("could not handle signal {sig}: {err}")),
+                Err(err) => problems.push(format!("could not handle signal {sig}: {err}")),
             }
         }
         // The forwarded signals tj handles (those it was not started with ignored), and
@@ -87,12 +87,12 @@ fn registry() -> &'static Registry {
         let mut wanted = forwarded;
         wanted.extend([SIGWINCH, SIGCONT]);
         let signals = Signals::new(&wanted)
-            .map(Some)
-            .map_err(|err| format!("could not watch signals: {err}"));
+            .map_err(|err| problems.push(format!("could not watch signals: {err}")))
+            .ok();
         Registry {
             idle,
             running: Mutex::new(0),
-            problem,
+            problems,
             signals: Mutex::new(signals),
             thread: OnceLock::new(),
             listeners: Mutex::new(Vec::new()),
@@ -130,10 +130,7 @@ impl Watch {
     /// by default.
     pub(super) fn start(tx: Sender<Event>, warnings: &mut Vec<String>) -> Watch {
         let registry = registry();
-        warnings.extend(registry.problem.clone());
-        if let Err(why) = &*registry.signals.lock().unwrap_or_else(PoisonError::into_inner) {
-            warnings.push(why.clone());
-        }
+        warnings.extend(registry.problems.iter().cloned());
         let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
         registry.listeners.lock().unwrap_or_else(PoisonError::into_inner).push((id, tx));
         let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
@@ -147,15 +144,10 @@ impl Watch {
     /// delivered then.
     pub(super) fn listen(&self, warnings: &mut Vec<String>) {
         let registry = registry();
-        let started = registry.thread.get_or_init(|| {
-            let taken = registry
-                .signals
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_mut()
-                .ok()
-                .and_then(Option::take);
-            let Some(mut signals) = taken else { return Err(String::new()) };
+        let failed = registry.thread.get_or_init(|| {
+            // None: they could not be registered, which `start` has said.
+            let mut signals =
+                registry.signals.lock().unwrap_or_else(PoisonError::into_inner).take()?;
             thread::Builder::new()
                 .name("tj-signals".into())
                 .spawn(move || {
@@ -168,14 +160,10 @@ impl Watch {
                         }
                     }
                 })
-                .map(drop)
-                .map_err(|err| format!("could not watch signals: {err}"))
+                .err()
+                .map(|err| format!("could not watch signals: {err}"))
         });
-        if let Err(why) = started
-            && !why.is_empty()
-        {
-            warnings.push(why.clone());
-        }
+        warnings.extend(failed.iter().cloned());
     }
 }
 
