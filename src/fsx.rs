@@ -489,19 +489,38 @@ pub fn replace_volatile(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Swaps the names `a` and `b` atomically. `Ok(false)` where that cannot be done (`b` does
 /// not exist, or the system or file system has no exchange): nothing changed.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+///
+/// The system call rather than a libc wrapper, which older glibc and musl lack.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
-    match renameat2(AT_FDCWD, a, AT_FDCWD, b, RenameFlags::RENAME_EXCHANGE) {
-        Ok(()) => Ok(true),
-        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {
-            Ok(false)
-        }
-        Err(err) => Err(err.into()),
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both paths are NUL-terminated strings that outlive the call, which only reads
+    // them.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if done == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS) => Ok(false),
+        _ => Err(err),
     }
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+#[cfg(not(target_os = "linux"))]
 fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
     Ok(false)
 }

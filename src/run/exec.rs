@@ -301,10 +301,11 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
 /// up to `max_fd`.
 #[allow(unsafe_code)]
 fn close_from(first: c_int, max_fd: c_int) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // The system call rather than libc's wrapper, which musl lacks.
+    #[cfg(target_os = "linux")]
     {
         // SAFETY: close_range closes descriptors of our own and touches no memory.
-        if unsafe { libc::close_range(first.unsigned_abs(), u32::MAX, 0) } == 0 {
+        if unsafe { libc::syscall(libc::SYS_close_range, first.unsigned_abs(), u32::MAX, 0) } == 0 {
             return;
         }
     }
