@@ -58,14 +58,16 @@ fn main() {
 /// the stack, the heap and the shared libraries); see ARCHITECTURE.md, "Decisions".
 /// Test and bench executables keep the default.
 ///
-/// A static build (`-C target-feature=+crt-static`, as `install.sh` makes on Linux with glibc)
+/// A static build (`-C target-feature=+crt-static`, and every musl build, static by default)
 /// is left to rustc: with the static relocation model it links `-static -no-pie` itself, and
 /// without it a static PIE, which an added `-no-pie` would turn into an executable that
-/// crashes at start.
+/// crashes at start. Cargo does not list musl's default `crt-static` among the target
+/// features it gives build scripts, so musl is named.
 fn link_position_dependent() {
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    let static_crt = features.split(',').any(|f| f == "crt-static");
+    let static_crt = features.split(',').any(|f| f == "crt-static")
+        || env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl");
     if os == "linux" && !static_crt && env::var_os("TJ_PIE").is_none() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
