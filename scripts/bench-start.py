@@ -16,7 +16,8 @@ a PTY and through a pipe, for the same command.
 
 Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
   TJ        the tj binary (default: this tree's release build, built first as install.sh
-            builds it: statically linked on Linux with glibc, unless TJ_DYNAMIC=1)
+            builds it: statically linked on Linux, with musl where its standard library
+            is installed, unless TJ_DYNAMIC=1 or TJ_GLIBC=1)
   RUNS      runs per command (default 21)
   BIG_RUNS  runs per command of the throughput row (default 7: each run moves 200 MB)
 """
@@ -81,17 +82,24 @@ def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float
 
 
 def build() -> str:
-    """This tree's release build as install.sh makes it: on Linux with glibc statically
-    linked (the host named as the target, so the flags reach tj alone), else the usual one."""
+    """This tree's release build as install.sh makes it: on Linux statically linked, with musl
+    where Rust's standard library for it is installed (else glibc), the target named so that
+    the flags reach tj alone; elsewhere the usual one."""
     host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
     host = next((l.split(": ", 1)[1] for l in host.splitlines() if l.startswith("host: ")), "")
     target_dir = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     if host.endswith("-linux-gnu") and not os.environ.get("TJ_DYNAMIC"):
+        target = host
+        musl = host.removesuffix("-gnu") + "-musl"
+        libdir = subprocess.run(["rustc", "--print", "target-libdir", "--target", musl],
+                                capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        if not os.environ.get("TJ_GLIBC") and libdir and any(Path(libdir).glob("libstd-*")):
+            target = musl
         flags = "-C target-feature=+crt-static -C relocation-model=static"
         env = dict(os.environ, RUSTFLAGS=(os.environ.get("RUSTFLAGS", "") + " " + flags).strip())
-        cmd = ["cargo", "build", "--release", "--quiet", "--locked", "--target", host]
+        cmd = ["cargo", "build", "--release", "--quiet", "--locked", "--target", target]
         subprocess.run(cmd, cwd=ROOT, check=True, env=env)
-        return str(target_dir / host / "release/tj")
+        return str(target_dir / target / "release/tj")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
     return str(target_dir / "release/tj")
 
