@@ -269,6 +269,11 @@ pub fn screen_width(raw: &[u8], cols: Option<u16>) -> Cow<'_, str> {
 /// Splits rendered text into lines with trailing whitespace removed: the numbering every
 /// marker and `tj expand --lines` use.
 pub fn split_lines(rendered: &str) -> Vec<&str> {
+    // No line, and no first use of memchr's counter, which probes the processor (`cpuid`:
+    // a trap to the hypervisor on a virtual machine) for a command that printed nothing.
+    if rendered.is_empty() {
+        return Vec::new();
+    }
     // What `lines_of` gives, in a vector sized once: this runs on every output.
     let newlines = memchr::memchr_iter(b'\n', rendered.as_bytes()).count();
     let mut lines = Vec::with_capacity(newlines + 1);
