@@ -70,6 +70,7 @@ pub(super) fn spawn(
     output: &Output,
     input: Input<'_>,
     stderr: Option<BorrowedFd<'_>>,
+    ignore_sigchld: bool,
 ) -> Result<Spawned, SpawnError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError::Other("no command given".to_owned()));
@@ -96,7 +97,7 @@ pub(super) fn spawn(
     cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
     cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
     let report = matches!(output, Output::Pty(_)).then(|| Arc::new(AtomicI32::new(-1)));
-    new_session_on_exec(&mut cmd, report.clone());
+    new_session_on_exec(&mut cmd, report.clone(), ignore_sigchld);
     let spawned = spawn_retrying(&mut cmd, report.as_deref()).map_err(|err| classify(&err, spec));
     drop(cmd);
     spawned
@@ -153,9 +154,10 @@ fn spawn_retrying(cmd: &mut Command, report: Option<&AtomicI32>) -> io::Result<S
 /// (the PTY slave) as controlling terminal, then forks: the command runs in the foreground
 /// process group, and the leader stays behind to wait for it ([`lead_session`]); the
 /// command's pid is written to the descriptor `report` holds. Not fd 0 for the terminal: the
-/// child's stdin is not the PTY when tj's is not a terminal.
+/// child's stdin is not the PTY when tj's is not a terminal. With `ignore_sigchld` (tj was
+/// started with SIGCHLD ignored), the command gets SIGCHLD ignored, as without tj.
 #[allow(unsafe_code)]
-fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>) {
+fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>, ignore_sigchld: bool) {
     // Only for the fallback of `close_from`, computed here: sysconf is not async-signal-safe.
     // SAFETY: sysconf reads a system limit and touches no memory of ours.
     let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
@@ -168,7 +170,14 @@ fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>) {
             if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0) } == -1 {
                 return Err(io::Error::last_os_error());
             }
+            // Returns in the command (or in this process, if it could not fork).
             split_session(report.load(Ordering::SeqCst), max_fd);
+        }
+        if ignore_sigchld {
+            // SAFETY: sets a disposition of our own process; no handler is installed.
+            unsafe {
+                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            }
         }
         Ok(())
     };

@@ -396,7 +396,13 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         term.enter_raw_early();
     }
     let spawned_at = Instant::now();
-    let spawned = exec::spawn(spec, &output, input, stderr.as_ref().map(AsFd::as_fd));
+    let spawned = exec::spawn(
+        spec,
+        &output,
+        input,
+        stderr.as_ref().map(AsFd::as_fd),
+        signals::sigchld_was_ignored(),
+    );
     // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
     // child and its descendants are done with it.
     drop(output);
@@ -422,16 +428,29 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     });
     term.attach(master, keys);
     on_spawn(&tx, job);
+    // The signal thread reports the child's exit (SIGCHLD) where it can; else a thread of
+    // this relay waits for it.
+    let own = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let reported = watch.reports_exits().then_some(own);
     let child = Arc::new(Mutex::new(child));
-    if let Err(err) = signals::start_waiter(&child, tx.clone()) {
+    if reported.is_none()
+        && let Err(err) = signals::start_waiter(&child, tx.clone())
+    {
         warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
         let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
         let _ = tx.send(Event::Exited);
     }
     drop(tx);
 
-    let done =
-        signals::supervise(&rx, job, spec.grace, &mut term, Some(exited_tx), watchdog.as_ref());
+    let done = signals::supervise(
+        &rx,
+        job,
+        spec.grace,
+        &mut term,
+        Some(exited_tx),
+        watchdog.as_ref(),
+        reported,
+    );
     // The pump has reported (or the channel broke): joining is immediate, and afterwards the
     // caller's live writer and capture have been dropped, so whatever they own is released.
     if done.pump.is_some() {

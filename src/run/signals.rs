@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use libc::c_int;
 use nix::sys::signal::{self as nix_signal, Signal};
 use nix::unistd::{self, Pid};
-use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
+use signal_hook::consts::{SIGCHLD, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
 use signal_hook::iterator::Signals;
 
 use super::blocked::{Quiet, Watchdog};
@@ -57,6 +57,13 @@ struct Registry {
     /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT), until the
     /// signal thread takes them; `None` if they could not be registered.
     signals: Mutex<Option<Signals>>,
+    /// SIGCHLD is among them: the signal thread then tells the relays when a child exits,
+    /// and no relay needs a thread of its own to wait for its child ([`Watch::reports_exits`]).
+    children: bool,
+    /// tj was started with SIGCHLD ignored. The kernel would then reap tj's children itself
+    /// and their exit status would be lost, so tj acts on SIGCHLD again; the command gets
+    /// it ignored back before its exec ([`sigchld_was_ignored`]), as it would without tj.
+    sigchld_ignored: bool,
     /// Why the signal thread could not be started, once [`Watch::listen`] tried.
     thread: OnceLock<Option<String>>,
     /// The event channel of each running relay, by [`Watch::id`]: every signal goes to all.
@@ -86,6 +93,14 @@ fn registry() -> &'static Registry {
         // those it acts on itself.
         let mut wanted = forwarded;
         wanted.extend([SIGWINCH, SIGCONT]);
+        let sigchld_ignored = is_ignored(SIGCHLD);
+        if sigchld_ignored {
+            default_action(SIGCHLD);
+        }
+        let children = WAITS_WITHOUT_REAPING;
+        if children {
+            wanted.push(SIGCHLD);
+        }
         let signals = Signals::new(&wanted)
             .map_err(|err| problems.push(format!("could not watch signals: {err}")))
             .ok();
@@ -93,6 +108,8 @@ fn registry() -> &'static Registry {
             idle,
             running: Mutex::new(0),
             problems,
+            children: children && signals.is_some(),
+            sigchld_ignored,
             signals: Mutex::new(signals),
             thread: OnceLock::new(),
             listeners: Mutex::new(Vec::new()),
@@ -110,6 +127,24 @@ fn is_ignored(sig: c_int) -> bool {
         let mut old: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
+}
+
+/// Gives `sig` its default action.
+#[allow(unsafe_code)]
+fn default_action(sig: c_int) {
+    // SAFETY: SIG_DFL installs no handler of ours; sigaction only reads `action`, a plain C
+    // struct for which all zeroes (empty mask, no flags) is a valid value.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &action, std::ptr::null_mut());
+    }
+}
+
+/// Whether tj was started with SIGCHLD ignored: the command is then given it ignored too.
+/// Meaningful once a [`Watch`] has started.
+pub(super) fn sigchld_was_ignored() -> bool {
+    registry().sigchld_ignored
 }
 
 /// Delivers tj's signals to one relay's event loop while it lives. While any `Watch` lives,
@@ -165,6 +200,14 @@ impl Watch {
         });
         warnings.extend(failed.iter().cloned());
     }
+
+    /// Whether the signal thread runs and reports children's exits (SIGCHLD), so that the
+    /// relay learns of its child's exit from [`supervise`] with no thread waiting for it.
+    /// Meaningful once [`Watch::listen`] has been called.
+    pub(super) fn reports_exits(&self) -> bool {
+        let registry = registry();
+        registry.children && registry.thread.get().is_some_and(Option::is_none)
+    }
 }
 
 impl Drop for Watch {
@@ -195,6 +238,33 @@ pub(super) fn start_waiter(child: &Arc<Mutex<Child>>, tx: Sender<Event>) -> std:
         wait_child(&watched, &tx);
     })?;
     Ok(())
+}
+
+/// Whether `waitid(WNOWAIT)` exists here: a child's exit can be seen without reaping it, so
+/// that `Child::wait` still gets its status.
+const WAITS_WITHOUT_REAPING: bool =
+    cfg!(any(target_os = "linux", target_os = "android", target_os = "freebsd"));
+
+/// Whether `child` has exited (or there is nothing to wait for), without reaping it.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn has_exited(child: Pid) -> bool {
+    use nix::errno::Errno;
+    use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    loop {
+        match waitid(Id::Pid(child), flags) {
+            Ok(WaitStatus::StillAlive) => return false,
+            Err(Errno::EINTR) => {}
+            // Exited or killed; or nothing to wait for, which `Child::wait` then reports.
+            _ => return true,
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn has_exited(_: Pid) -> bool {
+    // Not called: without WNOWAIT a thread waits for the child (`start_waiter`).
+    false
 }
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
@@ -237,6 +307,10 @@ pub(super) struct Supervised {
 /// The relay's event loop, run on the calling thread until the child has exited and the
 /// pump is done. `pid` is the command's process group, where signals go.
 ///
+/// The child's exit comes as [`Event::Exited`] from a thread waiting for it, or, with
+/// `child` (the process tj spawned), as a SIGCHLD after which `child` has exited
+/// ([`Watch::reports_exits`]). SIGCHLD is never forwarded.
+///
 /// When the child exits, `exited` (the write end of the pipe the pump and the stdin thread
 /// watch) is dropped: the pump starts its capped drain and the stdin thread stops.
 ///
@@ -250,6 +324,7 @@ pub(super) fn supervise(
     term: &mut Terminal,
     mut exited: Option<std::io::PipeWriter>,
     watchdog: Option<&Watchdog>,
+    child: Option<Pid>,
 ) -> Supervised {
     let mut done = Supervised { exited_at: None, pump: None, blocked: None, ended_by: None };
     let mut kill_at: Option<Instant> = None;
@@ -305,6 +380,12 @@ pub(super) fn supervise(
                 suspend_with_child(pid, term);
             }
             Event::Suspend => {}
+            Event::Signal(SIGCHLD) => {
+                if done.exited_at.is_none() && child.is_some_and(has_exited) {
+                    done.exited_at = Some(Instant::now());
+                    exited = None;
+                }
+            }
             Event::Signal(SIGWINCH) => term.resize(),
             Event::Signal(SIGCONT) => term.resume(),
             Event::Signal(sig) => {

@@ -121,6 +121,45 @@ fn child_dying_of_sigkill_makes_tj_die_of_sigkill_in_every_mode() {
     }
 }
 
+/// `cmd` started with SIGCHLD ignored, as a parent that ignores it leaves its children.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn ignoring_sigchld(mut cmd: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec, signal(2) only sets a disposition of the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Started with SIGCHLD ignored, tj still gets its command's exit code (the kernel would reap
+/// the command for it, and the status would be lost: tj exited 125), and the command is
+/// started with SIGCHLD ignored as it would be without tj, with a PTY and without.
+#[cfg(target_os = "linux")]
+#[test]
+fn started_with_sigchld_ignored_tj_keeps_the_exit_code_and_the_disposition() {
+    let env = TestEnv::new();
+    for mode in ["--agent", "--no-pty"] {
+        let cmd = ignoring_sigchld(tj(&env, &["run", mode, "--", "sh", "-c", "exit 7"]));
+        let out = env.run_cmd(cmd, b"");
+        assert_eq!(out.status.code(), Some(7), "{mode}: {}", stderr(&out));
+        let cmd = ignoring_sigchld(tj(&env, &["run", mode, "--", "cat", "/proc/self/status"]));
+        let out = env.run_cmd(cmd, b"");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let ignored = text
+            .lines()
+            .find_map(|line| line.strip_prefix("SigIgn:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .unwrap_or_else(|| panic!("{mode}: no SigIgn line in {text}"));
+        let chld = 1u64 << (libc::SIGCHLD - 1);
+        assert_eq!(ignored & chld, chld, "{mode}: SIGCHLD not ignored in the command: {text}");
+    }
+}
+
 /// Starts `tj run -- sh -c script` (agent mode: stdout is a pipe), where `script` writes its
 /// pid to `pid` and execs `sleep 100`; returns tj and the sleep's pid once it runs.
 fn start_sleeper(env: &TestEnv, prelude: &str) -> (Child, i32) {
