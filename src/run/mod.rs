@@ -17,9 +17,11 @@
 //!   ([`Spec::blocked_after`] → [`Outcome::blocked`]).
 //!
 //! Threads: the caller's thread runs the event loop (and, with the watchdog on, judges the
-//! silences the pump reports); the pump reads the output; a waiter reports the child's exit;
-//! a signal thread turns signals into events; and, when tj's stdin is a terminal, a detached
-//! thread writes keystrokes into the PTY (the only writer into the master).
+//! silences the pump reports); the pump reads the output; the process-wide signal thread
+//! turns signals into events, SIGCHLD included, after which the event loop looks whether its
+//! child has exited (a waiter thread reports the exit instead where that cannot be done);
+//! and, when tj's stdin is a terminal, a detached thread writes keystrokes into the PTY (the
+//! only writer into the master).
 //!
 //! Unix only.
 
