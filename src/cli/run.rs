@@ -102,10 +102,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let store = Store::new(env).ok();
     let argv = argv_strings(&args.command);
     let mut setup = None;
-    let meanwhile = || {
-        setup = read_setup(env, &argv);
-        detect_cpu_features();
-    };
+    let meanwhile = || setup = read_setup(env, &argv);
     let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
         // The child never ran: the error is printed, the status is env(1)'s.
@@ -230,6 +227,7 @@ fn relay(
         }),
     );
     io.stderr = relay::stderr_apart(mode == Mode::Agent);
+    io.prepare = Some(Box::new(detect_cpu_features));
     let outcome = relay::run_meanwhile(spec, io, meanwhile);
     for warning in &outcome.warnings {
         diag::warn_once(warning);
@@ -425,7 +423,8 @@ fn read_setup(env: &Env, argv: &[String]) -> Option<Setup> {
 /// would otherwise run on first use, which for a command that printed nothing is after it
 /// has ended. Each `cpuid` instruction costs about 8 µs on a virtual machine (it traps to
 /// the hypervisor; measured on the machine of issue 13) and the two detections take about
-/// a dozen: done while the command runs, they are off the path from its end to tj's.
+/// a dozen. The output thread runs this while tj waits for the command's exec
+/// ([`RelayIo::prepare`]): it is then off the path of a command that ends at once, too.
 fn detect_cpu_features() {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     std::hint::black_box(std::arch::is_x86_feature_detected!("avx2"));

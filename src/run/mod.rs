@@ -169,12 +169,16 @@ pub struct RelayIo {
     /// is. `None`: with its stdout. [`stderr_apart`] gives tj's own stderr when the user
     /// sent it somewhere else than tj's stdout (`2>/dev/null`, `2>file`).
     pub stderr: Option<OwnedFd>,
+    /// Work for the output thread to do before it reads anything. It runs while the child
+    /// is being started, which the caller's thread waits for, so it is off the command's
+    /// path unless the command writes at once. It must not print.
+    pub prepare: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl RelayIo {
     /// Endpoints with tj's own stdin, and the child's stderr with its stdout.
     pub fn new(live: Option<Box<dyn Write + Send>>, capture: CaptureFn) -> RelayIo {
-        RelayIo { live, capture, stdin: None, stderr: None }
+        RelayIo { live, capture, stdin: None, stderr: None, prepare: None }
     }
 }
 
@@ -342,7 +346,7 @@ pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outc
 /// [`run`], calling `on_spawn` with the event channel and the child's process group once the
 /// child runs (tests inject signals through it).
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
-    let RelayIo { live, capture, stdin, stderr } = io;
+    let RelayIo { live, capture, stdin, stderr, prepare } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
@@ -386,7 +390,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         drain_total: spec.drain_total,
         idle,
     };
-    let pump = match start_pump(pump, tx.clone()) {
+    let pump = match start_pump(pump, prepare, tx.clone()) {
         Ok(pump) => pump,
         Err(err) => {
             return Outcome::failed(other("could not start the output thread", &err), warnings);
@@ -487,14 +491,23 @@ fn blocked_watch(
 
 /// Starts the thread that relays the child's output; it reports on `tx` when it is done,
 /// and a panic in it is reported as lost output, never as tj's death.
-fn start_pump(pump: Pump, tx: Sender<Event>) -> io::Result<thread::JoinHandle<()>> {
+fn start_pump(
+    pump: Pump,
+    prepare: Option<Box<dyn FnOnce() + Send>>,
+    tx: Sender<Event>,
+) -> io::Result<thread::JoinHandle<()>> {
     thread::Builder::new().name("tj-pump".into()).spawn(move || {
         signals::block_stop_signal();
-        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pump.run()))
-            .unwrap_or_else(|_| PumpReport {
-                warnings: vec!["the output relay failed; output after that point was lost".into()],
-                ..PumpReport::default()
-            });
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(prepare) = prepare {
+                prepare();
+            }
+            pump.run()
+        }))
+        .unwrap_or_else(|_| PumpReport {
+            warnings: vec!["the output relay failed; output after that point was lost".into()],
+            ..PumpReport::default()
+        });
         let _ = tx.send(Event::PumpDone(report));
     })
 }
@@ -603,6 +616,7 @@ mod tests {
             }),
             stdin: Some(std::fs::File::open("/dev/null").unwrap().into()),
             stderr: None,
+            prepare: None,
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
@@ -743,6 +757,28 @@ mod tests {
             assert_eq!(cols(Some(unusable)), 500, "{unusable:?}");
         }
         assert_eq!(WinSize::for_agent(None).rows, 24);
+    }
+
+    #[test]
+    fn prepare_runs_on_the_output_thread_before_any_output_is_read() {
+        let mut spec = Spec::new(vec!["echo".into(), "hello".into()], PathBuf::from("/"));
+        spec.size = Some(WinSize::default());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (seen, prepared) = (Arc::clone(&order), Arc::clone(&order));
+        let mut io = RelayIo::new(
+            None,
+            Box::new(move |bytes| seen.lock().unwrap().push(format!("{} bytes", bytes.len()))),
+        );
+        io.stdin = Some(std::fs::File::open("/dev/null").unwrap().into());
+        io.prepare = Some(Box::new(move || {
+            let name = thread::current().name().unwrap_or_default().to_owned();
+            prepared.lock().unwrap().push(format!("prepared on {name}"));
+        }));
+        let outcome = run(&spec, io);
+        assert_eq!(outcome.exit, Ok(Exit::Code(0)));
+        let order = order.lock().unwrap();
+        assert_eq!(order.first().map(String::as_str), Some("prepared on tj-pump"), "{order:?}");
+        assert!(order.len() > 1, "the output was not captured: {order:?}");
     }
 
     #[test]

@@ -113,6 +113,7 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
         stdin: Some(stdin.unwrap_or_else(dev_null)),
         stderr: None,
+        prepare: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -521,6 +522,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
         capture: capture_until_ready(sink, ready_tx),
         stdin: Some(slave.into()),
         stderr: None,
+        prepare: None,
     };
     let (tx, rx) = mpsc::channel();
     let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
@@ -548,6 +550,7 @@ fn failing_capture_does_not_stop_the_live_stream() {
         capture: Box::new(|_| panic!("capture failed on purpose")),
         stdin: Some(dev_null()),
         stderr: None,
+        prepare: None,
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
@@ -688,6 +691,7 @@ fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
         capture: capture_until_ready(sink, ready_tx),
         stdin: Some(slave.into()),
         stderr: None,
+        prepare: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -739,6 +743,7 @@ fn stderr_apart_goes_to_its_descriptor_unchanged_and_is_not_captured() {
             capture: Box::new(move |bytes| sink.0.lock().unwrap().extend_from_slice(bytes)),
             stdin: Some(dev_null()),
             stderr: Some(file.into()),
+            prepare: None,
         };
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {
