@@ -97,7 +97,9 @@ fn registry() -> &'static Registry {
         if sigchld_ignored {
             default_action(SIGCHLD);
         }
-        let children = WAITS_WITHOUT_REAPING;
+        // Not when tj was started with SIGCHLD blocked: its handler would never run, and a
+        // thread waits for the child instead, as it always did.
+        let children = WAITS_WITHOUT_REAPING && !is_blocked(SIGCHLD);
         if children {
             wanted.push(SIGCHLD);
         }
@@ -127,6 +129,12 @@ fn is_ignored(sig: c_int) -> bool {
         let mut old: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
+}
+
+/// Returns true if and only if `sig` is blocked on the calling thread.
+fn is_blocked(sig: c_int) -> bool {
+    let Ok(sig) = Signal::try_from(sig) else { return false };
+    nix_signal::SigSet::thread_get_mask().is_ok_and(|mask| mask.contains(sig))
 }
 
 /// Gives `sig` its default action.

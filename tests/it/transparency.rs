@@ -160,6 +160,32 @@ fn started_with_sigchld_ignored_tj_keeps_the_exit_code_and_the_disposition() {
     }
 }
 
+/// Started with SIGCHLD blocked, tj still sees its command end (a handler for it would never
+/// run: tj waited for ever) and keeps the exit code, with a PTY and without.
+#[cfg(target_os = "linux")]
+#[test]
+#[allow(unsafe_code)]
+fn started_with_sigchld_blocked_tj_still_ends_with_the_exit_code() {
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    for mode in ["--agent", "--no-pty"] {
+        let mut cmd = tj(&env, &["run", mode, "--", "sh", "-c", "echo hi; exit 3"]);
+        // SAFETY: between fork and exec, sigprocmask only changes the child's signal mask.
+        unsafe {
+            cmd.pre_exec(|| {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGCHLD);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        let mut child = spawn_retrying(cmd.stdout(Stdio::null()).stderr(Stdio::null()));
+        let status = wait_deadline(&mut child);
+        assert_eq!(status.code(), Some(3), "{mode}");
+    }
+}
+
 /// Starts `tj run -- sh -c script` (agent mode: stdout is a pipe), where `script` writes its
 /// pid to `pid` and execs `sleep 100`; returns tj and the sleep's pid once it runs.
 fn start_sleeper(env: &TestEnv, prelude: &str) -> (Child, i32) {
