@@ -253,39 +253,37 @@ pub(super) fn start_waiter(child: &Arc<Mutex<Child>>, tx: Sender<Event>) -> std:
 const WAITS_WITHOUT_REAPING: bool =
     cfg!(any(target_os = "linux", target_os = "android", target_os = "freebsd"));
 
-/// Whether `child` has exited (or there is nothing to wait for), without reaping it.
+/// Whether `child` has exited (or there is nothing to wait for), without reaping it:
+/// `Child::wait` then reaps it and tells which. With `block`, waits until then (and says
+/// true); without, looks once.
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-fn has_exited(child: Pid) -> bool {
+fn has_exited(child: Pid, block: bool) -> bool {
     use nix::errno::Errno;
     use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
-    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    let mut flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+    if !block {
+        flags |= WaitPidFlag::WNOHANG;
+    }
     loop {
         match waitid(Id::Pid(child), flags) {
             Ok(WaitStatus::StillAlive) => return false,
             Err(Errno::EINTR) => {}
-            // Exited or killed; or nothing to wait for, which `Child::wait` then reports.
+            // Exited or killed; or nothing to wait for.
             _ => return true,
         }
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-fn has_exited(_: Pid) -> bool {
-    // Not called: without WNOWAIT a thread waits for the child (`start_waiter`).
+fn has_exited(_: Pid, _: bool) -> bool {
+    // Not called: without WNOWAIT the waiter thread reaps the child (`wait_child`).
     false
 }
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
 fn wait_child(child: &Mutex<Child>, tx: &Sender<Event>) {
-    use nix::errno::Errno;
-    use nix::sys::wait::{Id, WaitPidFlag, waitid};
-
     let id = child.lock().unwrap_or_else(PoisonError::into_inner).id();
-    let pid = Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX));
-    let exited = || waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
-    // Until it has exited, been killed, or there is nothing to wait for: `Child::wait` then
-    // reaps it and tells which.
-    while exited() == Err(Errno::EINTR) {}
+    has_exited(Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX)), true);
     let _ = tx.send(Event::Exited);
 }
 
@@ -389,7 +387,7 @@ pub(super) fn supervise(
             }
             Event::Suspend => {}
             Event::Signal(SIGCHLD) => {
-                if done.exited_at.is_none() && child.is_some_and(has_exited) {
+                if done.exited_at.is_none() && child.is_some_and(|child| has_exited(child, false)) {
                     done.exited_at = Some(Instant::now());
                     exited = None;
                 }
