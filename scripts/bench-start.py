@@ -8,7 +8,10 @@ target for it. Whole processes, spawned directly (no shell in between).
 The fifth row is a throughput: 200 MB of text through `tj run -- cat` in terminal mode
 (stdout a PTY: `script -qec` runs it), against `script -qec cat` run inside `script` the
 same way, so that both relays write into the same kind of outer PTY. Medians in MB/s,
-higher is better; the ratio is tj's over the floor's.
+higher is better; the ratio is tj's over the floor's. On Linux a second line gives the CPU
+time the whole machine spent per run (every process and kernel thread, from /proc/stat):
+that row is bound by CPU, so CPU per byte is what moves it, and it is less noisy than the
+throughput on a shared machine.
 
 The third row relays through a PTY, and part of its cost is the kernel's whatever relays:
 `cargo run --release --example pty_floor -- 31 SHIM` times the least a relay can do, through
@@ -79,6 +82,30 @@ def timed(argv: list[str], stdin_path: str | None, env: dict[str, str]) -> float
     finally:
         if stdin_path:
             stdin.close()
+
+
+def busy_seconds() -> float | None:
+    """CPU time the machine has spent busy since boot (every processor, every process and
+    kernel thread, not idle or waiting for I/O), from /proc/stat; None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    # user nice system idle iowait irq softirq steal ...: busy is all but idle and iowait.
+    ticks = [int(f) for f in fields[1:]]
+    busy = sum(ticks) - ticks[3] - (ticks[4] if len(ticks) > 4 else 0)
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def timed_busy(argv: list[str], env: dict[str, str]) -> tuple[float, float | None]:
+    """Wall-clock seconds of one run of `argv`, and the machine's CPU time meanwhile."""
+    before = busy_seconds()
+    wall = timed(argv, None, env)
+    after = busy_seconds()
+    return wall, (after - before) if before is not None and after is not None else None
 
 
 def build() -> str:
@@ -171,14 +198,21 @@ def main() -> int:
         for name, argv, floor_name, floor, target in throughput:
             timed(argv, None, env)
             timed(floor, None, env)
-            ours, base = [], []
+            ours, base, cpu_ours, cpu_base = [], [], [], []
             for _ in range(big_runs):
-                base.append(BIG_MB / timed(floor, None, env))
-                ours.append(BIG_MB / timed(argv, None, env))
+                wall, cpu = timed_busy(floor, env)
+                base.append(BIG_MB / wall)
+                cpu_base.append(cpu)
+                wall, cpu = timed_busy(argv, env)
+                ours.append(BIG_MB / wall)
+                cpu_ours.append(cpu)
             m_ours, m_base = statistics.median(ours), statistics.median(base)
             ratio = m_ours / m_base
             mark = "ok" if ratio >= target else "under"
             print(f"{name:<44} {m_ours:8.2f} {m_base:8.2f} {ratio:6.2f} {'≥' + str(target):>7}  {floor_name} ({mark})")
+            if None not in cpu_ours + cpu_base:
+                c_ours, c_base = statistics.median(cpu_ours), statistics.median(cpu_base)
+                print(f"{'  CPU s per run, whole machine (/proc/stat)':<44} {c_ours:8.2f} {c_base:8.2f} {c_ours / c_base:6.2f}")
     return 0
 
 
