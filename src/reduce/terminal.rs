@@ -246,12 +246,7 @@ fn without_crs(bytes: &[u8], width: usize) -> Option<Vec<u8>> {
     // The result is never longer than the input: it only loses the `\r`s.
     let mut out = vec![0u8; bytes.len() + BLOCK];
     let mut len = 0;
-    let mut start = 0;
-    let mut ends = memchr::memchr_iter(b'\n', bytes);
-    loop {
-        let end = ends.next();
-        let line = &bytes[start..end.unwrap_or(bytes.len())];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    for (start, line, ended) in crlf_lines(bytes) {
         if line.len() > width {
             return None;
         }
@@ -269,10 +264,10 @@ fn without_crs(bytes: &[u8], width: usize) -> Option<Vec<u8>> {
             at += BLOCK;
         }
         len += line.len();
-        let Some(end) = end else { break };
-        out[len] = b'\n';
-        len += 1;
-        start = end + 1;
+        if ended {
+            out[len] = b'\n';
+            len += 1;
+        }
     }
     out.truncate(len);
     Some(out)
@@ -282,22 +277,31 @@ fn without_crs(bytes: &[u8], width: usize) -> Option<Vec<u8>> {
 /// wraps it ([`push_wrapped`]). `None` if such a line is not UTF-8.
 fn wrapped_without_crs(bytes: &[u8], width: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(bytes.len());
-    let mut start = 0;
-    let mut ends = memchr::memchr_iter(b'\n', bytes);
-    loop {
-        let end = ends.next();
-        let line = &bytes[start..end.unwrap_or(bytes.len())];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    for (_, line, ended) in crlf_lines(bytes) {
         if line.len() <= width {
             out.extend_from_slice(line);
         } else {
             push_wrapped(&mut out, line, width)?;
         }
-        let Some(end) = end else { break };
-        out.push(b'\n');
-        start = end + 1;
+        if ended {
+            out.push(b'\n');
+        }
     }
     Some(out)
+}
+
+/// The lines of `bytes`, each with where it starts, without the `\r` before its `\n`, and
+/// whether a `\n` ends it (all but the last do).
+fn crlf_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
+    let mut ends = memchr::memchr_iter(b'\n', bytes);
+    let mut next = Some(0);
+    std::iter::from_fn(move || {
+        let start = next?;
+        let end = ends.next();
+        next = end.map(|end| end + 1);
+        let line = &bytes[start..end.unwrap_or(bytes.len())];
+        Some((start, line.strip_suffix(b"\r").unwrap_or(line), end.is_some()))
+    })
 }
 
 /// Appends `line` (no `\n` in it) as the screen model renders a plain line `width` cells
