@@ -345,6 +345,10 @@ pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outc
 
 /// [`run`], calling `on_spawn` with the event channel and the child's process group once the
 /// child runs (tests inject signals through it).
+///
+/// In order: the signal watch, the PTY (or pipe) and tj's terminal ([`Plumbing::open`]), the
+/// output thread, the child ([`exec::spawn`]), who reports its exit ([`watch_exit`]); then
+/// [`signals::supervise`] until it has ended and its output is drained.
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
     let RelayIo { live, capture, stdin, stderr, prepare } = io;
     let mut warnings = Vec::new();
@@ -359,26 +363,11 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
 
     let own_stdin = io::stdin();
     let stdin_fd = stdin.as_ref().map_or_else(|| own_stdin.as_fd(), AsFd::as_fd);
-    let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
-    let stdin_dup = if stdin_tty { stdin_fd.try_clone_to_owned().ok() } else { None };
-    let mut term = Terminal::new(spec.size, stdin_dup, spec.pty && stdin_tty);
-
-    let (source, output, master) = match open_output(spec, &term, &mut warnings) {
-        Ok(opened) => opened,
-        Err(err) => return Outcome::failed(err, warnings),
-    };
-    let keys_to_pty = term.wants_keys() && matches!(output, exec::Output::Pty(_));
-    let cols = matches!(output, exec::Output::Pty(_)).then(|| term.size().cols);
-    let (exited_rx, exited_tx) = match io::pipe() {
-        Ok(pipe) => pipe,
-        Err(err) => return Outcome::failed(other("could not create a pipe", &err), warnings),
-    };
-    let exited_rx = OwnedFd::from(exited_rx);
-    let stop_keys = if keys_to_pty { exited_rx.try_clone().ok() } else { None };
-    let master_fd = match (&master, keys_to_pty) {
-        (Some(master), true) => pty::dup_master(master.as_ref()).ok(),
-        _ => None,
-    };
+    let Plumbing { mut term, source, output, master, cols, keys, exited_rx, exited_tx } =
+        match Plumbing::open(spec, stdin_fd, &mut warnings) {
+            Ok(plumbing) => plumbing,
+            Err(err) => return Outcome::failed(err, warnings),
+        };
 
     let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
     let pump = Pump {
@@ -397,8 +386,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         }
     };
 
-    let input = if keys_to_pty { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
-    if keys_to_pty {
+    let input = if keys.is_some() { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
+    if keys.is_some() {
         term.enter_raw_early();
     }
     let spawned_at = Instant::now();
@@ -414,38 +403,16 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     drop(output);
     let exec::Spawned { child, job } = match spawned {
         Ok(spawned) => spawned,
-        Err(err) => {
-            drop(exited_tx);
-            let report = wait_pump(&rx);
-            let _ = pump.join();
-            warnings.extend(term.take_warnings());
-            warnings.extend(report.warnings);
-            return Outcome::failed(err, warnings);
-        }
+        Err(err) => return not_started(err, exited_tx, &rx, pump, &mut term, warnings),
     };
     // The signal thread starts once the child runs, not before: the child does not wait
     // for it, and a signal that comes meanwhile waits in signal-hook's queue.
     watch.listen(&mut warnings);
 
-    let keys = master_fd.zip(stop_keys).map(|(master, stop)| pty::Keys {
-        master,
-        stop,
-        events: tx.clone(),
-    });
+    let keys = keys.map(|(master, stop)| pty::Keys { master, stop, events: tx.clone() });
     term.attach(master, keys);
     on_spawn(&tx, job);
-    // The signal thread reports the child's exit (SIGCHLD) where it can; else a thread of
-    // this relay waits for it.
-    let own = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let reported = watch.reports_exits().then_some(own);
-    let child = Arc::new(Mutex::new(child));
-    if reported.is_none()
-        && let Err(err) = signals::start_waiter(&child, tx.clone())
-    {
-        warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
-        let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
-        let _ = tx.send(Event::Exited);
-    }
+    let (child, reported) = watch_exit(&watch, child, &tx, &mut warnings);
     drop(tx);
 
     let done = signals::supervise(
@@ -467,6 +434,98 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     warnings.extend(term.take_warnings());
     drop(term);
     outcome(done, status, exited_at.saturating_duration_since(spawned_at), cols, warnings)
+}
+
+/// The outcome of a child that could not be started: the pump, told by the exit pipe
+/// (`exited_tx`, dropped here), ends at once, and its warnings and the terminal's join
+/// `warnings`.
+fn not_started(
+    err: SpawnError,
+    exited_tx: io::PipeWriter,
+    rx: &mpsc::Receiver<Event>,
+    pump: thread::JoinHandle<()>,
+    term: &mut Terminal,
+    mut warnings: Vec<String>,
+) -> Outcome {
+    drop(exited_tx);
+    let report = wait_pump(rx);
+    let _ = pump.join();
+    warnings.extend(term.take_warnings());
+    warnings.extend(report.warnings);
+    Outcome::failed(err, warnings)
+}
+
+/// What [`relay`] sets up before the child starts: tj's terminal, where the child's output
+/// goes and how the pump reads it, and how keystrokes reach the child.
+struct Plumbing {
+    /// tj's terminal: its size, raw mode and keystrokes.
+    term: Terminal,
+    /// The pump's read side of the output.
+    source: OwnedFd,
+    /// The child's side: the PTY slave, or the write end of one pipe.
+    output: exec::Output,
+    /// The PTY's master, if the output is a PTY.
+    master: Option<pty::Master>,
+    /// The PTY's width when the child starts, if the output is a PTY.
+    cols: Option<u16>,
+    /// When tj forwards keystrokes to the PTY (the child's stdin is then the slave): a
+    /// duplicate of the master to write them into, and a read end of the exit pipe, which
+    /// hangs up when the child has exited.
+    keys: Option<(OwnedFd, OwnedFd)>,
+    /// The exit pipe: the pump's read end, hung up by dropping the write end once the child
+    /// has exited (or could not start).
+    exited_rx: OwnedFd,
+    exited_tx: io::PipeWriter,
+}
+
+impl Plumbing {
+    /// Opens the PTY (or the pipe) sized for tj's terminal, and the exit pipe. `stdin_fd` is
+    /// tj's stdin: the keystrokes are forwarded from it when it is a terminal and the child
+    /// is on a PTY.
+    fn open(
+        spec: &Spec,
+        stdin_fd: std::os::fd::BorrowedFd<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Plumbing, SpawnError> {
+        let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
+        let stdin_dup = if stdin_tty { stdin_fd.try_clone_to_owned().ok() } else { None };
+        let term = Terminal::new(spec.size, stdin_dup, spec.pty && stdin_tty);
+        let (source, output, master) = open_output(spec, &term, warnings)?;
+        let cols = master.is_some().then(|| term.size().cols);
+        let (exited_rx, exited_tx) =
+            io::pipe().map_err(|err| other("could not create a pipe", &err))?;
+        let exited_rx = OwnedFd::from(exited_rx);
+        let keys = match &master {
+            Some(master) if term.wants_keys() => {
+                pty::dup_master(master.as_ref()).ok().zip(exited_rx.try_clone().ok())
+            }
+            _ => None,
+        };
+        Ok(Plumbing { term, source, output, master, cols, keys, exited_rx, exited_tx })
+    }
+}
+
+/// Arranges for the child's exit to reach the supervisor: the signal thread reports it
+/// (SIGCHLD) where it can, and then the child's pid is returned for it to reap; otherwise a
+/// thread waits for the child. If none can start, waits here, and signals are not
+/// forwarded (a warning says so).
+fn watch_exit(
+    watch: &signals::Watch,
+    child: std::process::Child,
+    tx: &Sender<Event>,
+    warnings: &mut Vec<String>,
+) -> (Arc<Mutex<std::process::Child>>, Option<Pid>) {
+    let own = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let reported = watch.reports_exits().then_some(own);
+    let child = Arc::new(Mutex::new(child));
+    if reported.is_none()
+        && let Err(err) = signals::start_waiter(&child, tx.clone())
+    {
+        warnings.push(format!("could not watch the command ({err}); signals were not forwarded"));
+        let _ = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
+        let _ = tx.send(Event::Exited);
+    }
+    (child, reported)
 }
 
 /// The watchdog that ends a command blocked on input, and the idle timer that wakes it:
