@@ -101,40 +101,11 @@ pub fn encode(text: &str) -> Option<Table> {
     // Two passes, so no more than two parse trees are alive at once and the cost per
     // megabyte holds still as the input grows: the first summarises each line's shape and
     // votes, the second parses the rows again and writes them.
-    let mut summaries: Vec<Option<RowSummary>> = Vec::with_capacity(lines.len());
-    let mut misses = 0;
-    let mut parser = LineParser::new();
-    for line in &lines {
-        let summary = match line.trim_start().starts_with('{').then(|| parser.parse(line)) {
-            Some(Some(Node::Obj(entries))) => Some(RowSummary::of(&entries)),
-            _ => None,
-        };
-        if summary.is_none() {
-            misses += 1;
-            if !tolerable(misses, lines.len()) {
-                return None;
-            }
-        }
-        summaries.push(summary);
-    }
+    let summaries = summarize(&lines)?;
     // Flattening is unambiguous only when no key contains the separator.
     let flatten = !summaries.iter().flatten().any(|s| s.dotted);
     let tabular = |s: &RowSummary| if flatten { s.tabular_flat } else { s.tabular_plain };
-    // Boyer-Moore majority vote over the signatures of the rows that can be CSV at all.
-    let mut candidate: Option<(usize, u64)> = None;
-    let mut votes = 0usize;
-    for (i, s) in summaries.iter().enumerate() {
-        let Some(s) = s.filter(|s| tabular(s)) else { continue };
-        match candidate {
-            Some((_, sig)) if sig == s.signature => votes += 1,
-            _ if votes == 0 => {
-                candidate = Some((i, s.signature));
-                votes = 1;
-            }
-            _ => votes -= 1,
-        }
-    }
-    let (rep_line, rep_sig) = candidate?;
+    let (rep_line, rep_sig) = majority(&summaries, tabular)?;
     let mut rep_parser = LineParser::new();
     let Some(Node::Obj(rep)) = rep_parser.parse(lines[rep_line]) else { return None };
     let single = {
@@ -155,7 +126,73 @@ pub fn encode(text: &str) -> Option<Table> {
     let shape = Shape::of_summaries(&rep, regular)?;
     let verbatim: Vec<usize> =
         shape.regular.iter().enumerate().filter(|(_, r)| !**r).map(|(i, _)| i).collect();
-    let mut out = String::with_capacity(text.len());
+    let out = write_table(text.len(), &lines, &rep, &shape, &verbatim)?;
+    let table =
+        Table { text: out, rows: lines.len() - verbatim.len(), columns: shape.columns(), verbatim };
+    debug_assert!(
+        decode(&table.text).ok() == Some(reference(&lines, &table.verbatim)),
+        "ndjson is not lossless on its own output"
+    );
+    Some(table)
+}
+
+/// The first pass of [`encode`]: each line's shape, `None` for a line that is not a JSON
+/// object. `None` as a whole as soon as too many lines are not ([`tolerable`]).
+fn summarize(lines: &[&str]) -> Option<Vec<Option<RowSummary>>> {
+    let mut summaries = Vec::with_capacity(lines.len());
+    let mut misses = 0;
+    let mut parser = LineParser::new();
+    for line in lines {
+        let summary = match line.trim_start().starts_with('{').then(|| parser.parse(line)) {
+            Some(Some(Node::Obj(entries))) => Some(RowSummary::of(&entries)),
+            _ => None,
+        };
+        if summary.is_none() {
+            misses += 1;
+            if !tolerable(misses, lines.len()) {
+                return None;
+            }
+        }
+        summaries.push(summary);
+    }
+    Some(summaries)
+}
+
+/// The line and signature of the shape most rows that can be CSV at all (`tabular`) have:
+/// a Boyer-Moore majority vote, so the winner is the majority if there is one (and
+/// [`Shape::of_summaries`] checks that there are enough of them).
+fn majority(
+    summaries: &[Option<RowSummary>],
+    tabular: impl Fn(&RowSummary) -> bool,
+) -> Option<(usize, u64)> {
+    let mut candidate: Option<(usize, u64)> = None;
+    let mut votes = 0usize;
+    for (i, s) in summaries.iter().enumerate() {
+        let Some(s) = s.filter(|s| tabular(s)) else { continue };
+        match candidate {
+            Some((_, sig)) if sig == s.signature => votes += 1,
+            _ if votes == 0 => {
+                candidate = Some((i, s.signature));
+                votes = 1;
+            }
+            _ => votes -= 1,
+        }
+    }
+    candidate
+}
+
+/// The second pass of [`encode`]: the title, the header and a row per line (`verbatim`
+/// lines as they are), each regular row parsed again. `None` as soon as the table is not
+/// smaller than the input (`limit` bytes), or a row's keys are not the representative's
+/// (`rep`: two shapes with one signature).
+fn write_table(
+    limit: usize,
+    lines: &[&str],
+    rep: &Entries<'_>,
+    shape: &Shape,
+    verbatim: &[usize],
+) -> Option<String> {
+    let mut out = String::with_capacity(limit);
     out.push_str(TITLE);
     shape.write_summary(&mut out, lines.len() - verbatim.len(), 0);
     if !verbatim.is_empty() {
@@ -169,14 +206,15 @@ pub fn encode(text: &str) -> Option<Table> {
     }
     out.push('\n');
     shape.write_header(&mut out);
+    let mut parser = LineParser::new();
     for (line, regular) in lines.iter().zip(&shape.regular) {
-        if out.len() >= text.len() {
+        if out.len() >= limit {
             return None;
         }
         out.push('\n');
         if *regular {
             match parser.parse(line) {
-                Some(Node::Obj(row)) if same_keys(&rep, &row) => shape.write_row(&mut out, &row),
+                Some(Node::Obj(row)) if same_keys(rep, &row) => shape.write_row(&mut out, &row),
                 // Two shapes with one signature: a hash collision. Refuse the table rather
                 // than write a row under the wrong header.
                 _ => return None,
@@ -185,16 +223,7 @@ pub fn encode(text: &str) -> Option<Table> {
             out.push_str(line);
         }
     }
-    if out.len() >= text.len() {
-        return None;
-    }
-    let table =
-        Table { text: out, rows: lines.len() - verbatim.len(), columns: shape.columns(), verbatim };
-    debug_assert!(
-        decode(&table.text).ok() == Some(reference(&lines, &table.verbatim)),
-        "ndjson is not lossless on its own output"
-    );
-    Some(table)
+    (out.len() < limit).then_some(out)
 }
 
 /// Counts the leaves (non-object values) of a row, nested objects included.
@@ -390,6 +419,37 @@ mod tests {
     #[test]
     fn rejects_what_does_not_pay() {
         assert!(encode("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").is_none());
+    }
+
+    #[test]
+    fn a_table_is_smaller_than_its_input_at_every_size_around_break_even() {
+        // Rows whose CSV is not much shorter than their JSON: the table's title is paid back
+        // only after some rows, so some counts are refused and the others must be smaller,
+        // down to the last row written.
+        let mut refused = 0;
+        for width in 1..6 {
+            for n in MIN_ROWS..120 {
+                let value = "v".repeat(width);
+                let text: String = (0..n).map(|i| format!("{{\"k\":\"{value}{i}\"}}\n")).collect();
+                let text = text.trim_end();
+                match encode(text) {
+                    Some(table) => assert!(table.text.len() < text.len(), "{n} rows of {width}"),
+                    None => refused += 1,
+                }
+            }
+        }
+        assert!(refused > 0 && refused < 5 * (120 - MIN_ROWS), "{refused} refused");
+    }
+
+    #[test]
+    fn the_header_is_the_shape_most_rows_have_wherever_they_start() {
+        // The first rows have another shape; the majority comes later.
+        let mut lines = log_lines(30);
+        lines[0] = r#"{"id":1}"#.to_owned();
+        lines[1] = r#"{"id":2}"#.to_owned();
+        let table = round_trip(&lines.join("\n"));
+        assert_eq!(table.verbatim, [0, 1]);
+        assert_eq!(table.text.lines().nth(1), Some("ts,level,msg,ms"));
     }
 
     #[test]

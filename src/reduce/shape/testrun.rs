@@ -771,45 +771,23 @@ impl<'a> Scan<'a> {
             }
         }
         if word.starts_with("tests completed") || word.starts_with("test completed") {
-            let mut c = Counts { total: Some(n), ..Counts::default() };
-            for (k, word) in it {
-                if word.starts_with("failed") {
-                    c.failed = Some(k);
-                } else if word.starts_with("skipped") {
-                    c.skipped = Some(k);
-                }
-            }
+            let c = counts_after(n, it, &[("failed", Field::Failed), ("skipped", Field::Skipped)]);
             self.summary("gradle", Mode::Sum, c);
             return true;
         }
         if word.starts_with("example") {
-            let mut c = Counts { total: Some(n), ..Counts::default() };
-            for (k, word) in it {
-                if word.starts_with("failure") {
-                    c.failed = Some(k);
-                } else if word.starts_with("pending") {
-                    c.skipped = Some(k);
-                } else if word.starts_with("error") {
-                    c.errors = Some(k);
-                }
-            }
+            let keys =
+                [("failure", Field::Failed), ("pending", Field::Skipped), ("error", Field::Errors)];
+            let mut c = counts_after(n, it, &keys);
             // Errors outside examples are not examples: keep them out of the passes.
             c.passed = Some(n.saturating_sub(c.failed.unwrap_or(0) + c.skipped.unwrap_or(0)));
             self.summary("rspec", Mode::Last, c);
             return true;
         }
         if word.starts_with("runs,") || word.starts_with("run,") {
-            let mut c = Counts { total: Some(n), ..Counts::default() };
-            for (k, word) in it {
-                if word.starts_with("failure") {
-                    c.failed = Some(k);
-                } else if word.starts_with("error") {
-                    c.errors = Some(k);
-                } else if word.starts_with("skip") {
-                    c.skipped = Some(k);
-                }
-            }
-            self.summary("minitest", Mode::Last, c);
+            let keys =
+                [("failure", Field::Failed), ("error", Field::Errors), ("skip", Field::Skipped)];
+            self.summary("minitest", Mode::Last, counts_after(n, it, &keys));
             return true;
         }
         if word.starts_with("% tests passed") || word.starts_with("tests passed,") {
@@ -1057,6 +1035,36 @@ fn strip_duration(s: &str) -> &str {
         return head;
     }
     s
+}
+
+/// A count of [`Counts`] other than the passes and the total.
+#[derive(Clone, Copy)]
+enum Field {
+    Failed,
+    Skipped,
+    Errors,
+}
+
+/// The counts of a summary that states its total (`n`) first: each later number, from
+/// `rest` ([`pairs`]), goes to the field of the first of `keys` its word starts with, and a
+/// number whose word starts with none of them is not counted.
+fn counts_after<'a>(
+    n: u64,
+    rest: impl Iterator<Item = (u64, &'a str)>,
+    keys: &[(&str, Field)],
+) -> Counts {
+    let mut c = Counts { total: Some(n), ..Counts::default() };
+    for (k, word) in rest {
+        if let Some((_, field)) = keys.iter().find(|(key, _)| word.starts_with(key)) {
+            let slot = match field {
+                Field::Failed => &mut c.failed,
+                Field::Skipped => &mut c.skipped,
+                Field::Errors => &mut c.errors,
+            };
+            *slot = Some(k);
+        }
+    }
+    c
 }
 
 /// Each whole number in `s` that starts a word and is followed by a space, `%`, `,` or the
