@@ -534,17 +534,7 @@ fn line_pipeline(
     if run.kind == Kind::Data
         && let Some(within) = data::within_budget(run, lines, &classified, &distinct)
     {
-        return match within {
-            data::Within::Adopted { adopted, omitted, shape, facts } => {
-                out.facts = facts;
-                adopt(&mut out, adopted, omitted, shape);
-                Ending::Adopted(out)
-            }
-            data::Within::Whole(why) => {
-                out.passthrough = Some(why);
-                Ending::Original(out)
-            }
-        };
+        return within_budget(out, within);
     }
 
     let artifact = run.opts.artifact.map(|a| (a.id.as_str(), a.path.as_str()));
@@ -594,6 +584,22 @@ fn line_pipeline(
         }
         Err(rejection) => {
             out.passthrough = Some(Passthrough::Rejected(rejection));
+            Ending::Original(out)
+        }
+    }
+}
+
+/// How a data output within the data budget ends ([`data::within_budget`]): re-encoded or
+/// kept whole.
+fn within_budget(mut out: Reduction, within: data::Within) -> Ending {
+    match within {
+        data::Within::Adopted { adopted, omitted, shape, facts } => {
+            out.facts = facts;
+            adopt(&mut out, adopted, omitted, shape);
+            Ending::Adopted(out)
+        }
+        data::Within::Whole(why) => {
+            out.passthrough = Some(why);
             Ending::Original(out)
         }
     }

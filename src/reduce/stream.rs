@@ -609,46 +609,14 @@ impl<'a> Stream<'a> {
     }
 
     /// Takes the `lines` of a chunk, with the built-in classifier's `flags` for them
-    /// ([`verdicts`]); adds the rule's own evidence patterns, which run here, in order,
-    /// as an untrusted rule's budget is granted per chunk and spent per line.
+    /// ([`verdicts`]) and the rule's own evidence patterns ([`Stream::add_rule_evidence`]).
+    /// A line that repeats the one before it is counted, not kept; each other line is shown
+    /// (in the head, or next to evidence), left to the gap, or entered in the tail's ring.
     fn take_lines(&mut self, lines: &[&str], mut flags: Vec<bool>) {
-        if self.compiled.lines.has(EVIDENCE) && self.budget.exhausted().is_none() {
-            let mut scratch = self.compiled.lines.scratch();
-            let metered = self.layer != Layer::Builtin;
-            let _meter = metered.then(|| self.budget.meter());
-            for (flag, line) in flags.iter_mut().zip(lines) {
-                if metered && !self.budget.check() {
-                    break;
-                }
-                let kinds = self.compiled.lines.kinds(line, &mut scratch, &self.budget);
-                *flag = *flag || kinds & EVIDENCE != 0;
-            }
-        }
-        // Candidates: lines that do not repeat the line before them.
-        let mut candidates: Vec<usize> = Vec::with_capacity(lines.len());
-        for (i, line) in lines.iter().enumerate() {
-            let prev = if i == 0 { self.last.as_deref() } else { Some(lines[i - 1]) };
-            if !prev.is_some_and(|prev| same(prev, line)) {
-                candidates.push(i);
-            }
-        }
+        self.add_rule_evidence(lines, &mut flags);
+        let candidates = self.candidates(lines);
         let base = self.lines;
-        // Evidence among the candidates: each distinct line once, up to the limit.
-        let is_evidence: Vec<bool> = candidates
-            .iter()
-            .map(|&i| {
-                if !flags[i] || self.evidence.contains(lines[i]) {
-                    return false;
-                }
-                if self.evidence.len() < MAX_EVIDENCE {
-                    self.evidence.insert(lines[i].to_owned());
-                    return true;
-                }
-                self.evidence_over += 1;
-                self.first_over.get_or_insert(base + i as u64 + 1);
-                false
-            })
-            .collect();
+        let is_evidence = self.evidence_among(lines, &candidates, &flags);
         if is_evidence.first() == Some(&true)
             && let Some(prev) = self.ring.back_mut()
             && prev.lost.is_none()
@@ -701,6 +669,63 @@ impl<'a> Stream<'a> {
         if let Some(last) = lines.last() {
             self.last = Some((*last).to_owned());
         }
+    }
+
+    /// Adds the rule's own evidence patterns to `flags`. They run here, in order, as an
+    /// untrusted rule's budget is granted per chunk and spent per line.
+    fn add_rule_evidence(&self, lines: &[&str], flags: &mut [bool]) {
+        if !self.compiled.lines.has(EVIDENCE) || self.budget.exhausted().is_some() {
+            return;
+        }
+        let mut scratch = self.compiled.lines.scratch();
+        let metered = self.layer != Layer::Builtin;
+        let _meter = metered.then(|| self.budget.meter());
+        for (flag, line) in flags.iter_mut().zip(lines) {
+            if metered && !self.budget.check() {
+                break;
+            }
+            let kinds = self.compiled.lines.kinds(line, &mut scratch, &self.budget);
+            *flag = *flag || kinds & EVIDENCE != 0;
+        }
+    }
+
+    /// The indices of the `lines` that do not repeat the line before them (the last line
+    /// of the previous chunk, for the first).
+    fn candidates(&self, lines: &[&str]) -> Vec<usize> {
+        let mut candidates = Vec::with_capacity(lines.len());
+        for (i, line) in lines.iter().enumerate() {
+            let prev = if i == 0 { self.last.as_deref() } else { Some(lines[i - 1]) };
+            if !prev.is_some_and(|prev| same(prev, line)) {
+                candidates.push(i);
+            }
+        }
+        candidates
+    }
+
+    /// Which of the `candidates` are evidence to keep: flagged, and each distinct line once,
+    /// up to [`MAX_EVIDENCE`] (past it, counted in `evidence_over`).
+    fn evidence_among(
+        &mut self,
+        lines: &[&str],
+        candidates: &[usize],
+        flags: &[bool],
+    ) -> Vec<bool> {
+        let base = self.lines;
+        candidates
+            .iter()
+            .map(|&i| {
+                if !flags[i] || self.evidence.contains(lines[i]) {
+                    return false;
+                }
+                if self.evidence.len() < MAX_EVIDENCE {
+                    self.evidence.insert(lines[i].to_owned());
+                    return true;
+                }
+                self.evidence_over += 1;
+                self.first_over.get_or_insert(base + i as u64 + 1);
+                false
+            })
+            .collect()
     }
 
     /// A line that repeats the one before it.
