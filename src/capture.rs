@@ -678,6 +678,22 @@ impl Capture {
         self.spill = Spill::Off;
     }
 
+    /// Ends the stream of what overflowed, if one was started: flushed, then its writer
+    /// dropped (one that holds a partial last line writes it then). Says what it took.
+    fn end_stream(&mut self) -> Option<Streamed> {
+        match std::mem::replace(&mut self.overflow, Overflow::None) {
+            Overflow::Streaming(mut out, mut streamed) => {
+                if let Err(err) = out.flush() {
+                    streamed.failed.get_or_insert(err.to_string());
+                }
+                drop(out);
+                Some(streamed)
+            }
+            Overflow::Done(streamed) => Some(streamed),
+            Overflow::None | Overflow::Ready(_) => None,
+        }
+    }
+
     /// Ends the capture: flushes the spill file, and says what was kept where.
     ///
     /// Not fsynced: an fsync of a large spill costs the user half a second or more after the
@@ -706,18 +722,7 @@ impl Capture {
                 }
             }
         }
-        let streamed = match std::mem::replace(&mut self.overflow, Overflow::None) {
-            Overflow::Streaming(mut out, mut streamed) => {
-                if let Err(err) = out.flush() {
-                    streamed.failed.get_or_insert(err.to_string());
-                }
-                // Dropped here: a writer that holds a partial last line writes it now.
-                drop(out);
-                Some(streamed)
-            }
-            Overflow::Done(streamed) => Some(streamed),
-            Overflow::None | Overflow::Ready(_) => None,
-        };
+        let streamed = self.end_stream();
         let sha256: [u8; 32] = self.hasher.finalize().into();
         let error = self.error;
         if let Some((file, dropped, skip)) = spilled {
