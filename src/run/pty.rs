@@ -244,7 +244,8 @@ pub(super) struct Terminal {
     /// What the stdin thread needs, until it is started.
     keys: Option<Keys>,
     forwarding: bool,
-    /// tj was in the background at the last look, with keystrokes still to forward.
+    /// tj was in the background at the last look, with keystrokes still to forward or raw
+    /// mode to take again once in the foreground.
     background: bool,
     warnings: Vec<String>,
 }
@@ -353,7 +354,7 @@ impl Terminal {
     }
 
     /// Returns true if and only if tj was in the background at the last look and has
-    /// keystrokes to forward once in the foreground. `fg` sends no SIGCONT to a job that is
+    /// keystrokes to forward, or raw mode to take, once in the foreground. `fg` sends no SIGCONT to a job that is
     /// running, so the event loop looks again now and then ([`Terminal::resume`]).
     pub(super) fn awaits_foreground(&self) -> bool {
         self.background
@@ -379,7 +380,9 @@ impl Terminal {
     /// forwarded without raw mode.
     pub(super) fn resume(&mut self) {
         let foreground = self.stdin.as_ref().and_then(|fd| is_foreground(fd.as_fd()));
-        self.background = foreground == Some(false) && self.keys.is_some();
+        // After `bg`, the stdin thread runs on (reading nothing until `fg`), but raw mode
+        // must be taken again, and `fg` of a running job sends no SIGCONT.
+        self.background = foreground == Some(false) && (self.keys.is_some() || self.raw.is_some());
         if foreground == Some(true)
             && let Some(raw) = &mut self.raw
             && let Err(err) = raw.enter()
@@ -527,8 +530,16 @@ impl Typing {
 /// In raw mode, the suspend character (Ctrl-Z) is taken out when the PTY's line discipline
 /// would turn it into SIGTSTP, and reported as [`Event::Suspend`]: tj does the job control
 /// itself (see `signals::suspend_with_child`).
+///
+/// It never reads the terminal while tj is in the background: SIGTTIN is blocked on it, and
+/// what is typed then is left to the foreground job (the shell, after `bg`). A read from the
+/// background would otherwise stop all of tj, and with it the relay of a command that
+/// never reads its input.
 fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
     let Keys { master, stop, events } = keys;
+    let mut ttin = nix::sys::signal::SigSet::empty();
+    ttin.add(nix::sys::signal::Signal::SIGTTIN);
+    let _ = ttin.thread_block();
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let mut fds = [
@@ -550,6 +561,12 @@ fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
         let readable = has_events(&fds[0]);
         let hung_up =
             fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+        if readable && !hung_up && in_background(typing.reader.as_fd()) {
+            // tj was sent to the background (Ctrl-Z, then `bg`): what is typed now is the
+            // shell's. Look again shortly, without reading, until `fg`.
+            thread::sleep(BACKGROUND_LOOK);
+            continue;
+        }
         let (ahead, read) = {
             let mut ahead = typing.ahead.lock().unwrap_or_else(PoisonError::into_inner);
             // Read now, under the lock: what `RawMode::enter` read before is in `ahead`, and
@@ -568,6 +585,12 @@ fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
         }
         let n = match read {
             None | Some(Err(Errno::EINTR | Errno::EAGAIN)) => continue,
+            // Sent to the background between the look above and the read (SIGTTIN is
+            // blocked on this thread, so the read fails instead of stopping tj).
+            Some(Err(Errno::EIO)) if in_background(typing.reader.as_fd()) => {
+                thread::sleep(BACKGROUND_LOOK);
+                continue;
+            }
             Some(Err(_)) => return,
             // The terminal hung up (a raw terminal returns nothing otherwise).
             Some(Ok(0)) if hung_up => return,
@@ -593,6 +616,15 @@ fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
             return;
         }
     }
+}
+
+/// How often the stdin thread looks whether tj is back in the foreground while input waits
+/// for another job.
+const BACKGROUND_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Returns true if and only if `fd` is tj's controlling terminal and tj is in its background.
+fn in_background(fd: BorrowedFd<'_>) -> bool {
+    is_foreground(fd) == Some(false)
 }
 
 /// `c` unless it is a disabled control character: _POSIX_VDISABLE is 0 on Linux and 0xff

@@ -188,3 +188,54 @@ fn wait_for_process(argv: &[&str]) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Ctrl-Z, then `bg`: the command runs on to its end in the background while the shell
+/// takes what is typed, as without tj. tj, which reads the terminal for the command, must
+/// not read it from the background (SIGTTIN would stop tj, and the command's output with
+/// it); `fg` then gives the keys back to the command.
+#[test]
+fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
+    let env = TestEnv::new();
+    let Some(tmux) = Tmux::start(&env) else { return };
+    for prefix in ["", "tj run -- "] {
+        tmux.clear();
+        tmux.line(&format!("{prefix}sh -c 'echo started; sleep 2; echo finished'"));
+        tmux.wait_for("started");
+        tmux.key("C-z");
+        tmux.wait_for("Stopped");
+        tmux.line("bg");
+        // Typed while the job runs in the background: the shell's, not tj's.
+        tmux.line("echo \"shell-$((6 * 7))\"");
+        tmux.wait_for("shell-42");
+        tmux.line("wait; echo \"code=$?\"");
+        let screen = tmux.wait_until(|s| s.lines().any(|l| l.starts_with("code=")), "code=");
+        assert!(screen.contains("finished") && screen.contains("code=0"), "{prefix:?}: {screen}");
+        let after_bg = &screen[screen.find("bg").unwrap()..];
+        assert!(!after_bg.contains("topped"), "{prefix:?}: stopped again:\n{screen}");
+
+        // A command that reads, answered after `fg`.
+        tmux.clear();
+        tmux.line(&format!("{prefix}sh -c 'echo asking; sleep 1; read x; echo \"got=$x\"'"));
+        tmux.wait_for("asking");
+        tmux.key("C-z");
+        tmux.wait_for("Stopped");
+        tmux.line("bg");
+        tmux.line("echo \"shell-$((6 * 7))\"");
+        tmux.wait_for("shell-42");
+        tmux.line("fg");
+        // After `fg`, tj takes raw mode back within its foreground check (250 ms); without
+        // tj the command is continued at once. Typed after either: one echo, then the answer.
+        std::thread::sleep(Duration::from_millis(600));
+        tmux.line("hello");
+        tmux.wait_for("got=hello");
+        tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after the answer");
+        tmux.line("echo \"code=$?\"");
+        let screen = tmux.wait_until(|s| s.lines().any(|l| l.starts_with("code=")), "code=");
+        assert!(screen.contains("code=0"), "{prefix:?}: {screen}");
+        assert_eq!(
+            screen.lines().filter(|l| l.trim_end() == "hello").count(),
+            1,
+            "{prefix:?}: echoed twice:\n{screen}"
+        );
+    }
+}
