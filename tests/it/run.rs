@@ -1,7 +1,7 @@
 //! `tj run` through the binary, without an outer terminal: stdout is a pipe, so tj is in
 //! agent mode unless told otherwise. (Terminal-mode behaviour is in `pty.rs`.)
 
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use crate::util::*;
 
@@ -93,6 +93,29 @@ fn spawn_failures_are_126_and_127_with_a_message() {
     let out = env.run(&["run", "--", &bad], b"");
     assert!(matches!(out.status.code(), Some(126 | 127)), "{:?}", out.status);
     assert!(stderr(&out).contains("bad-interp.sh"), "{}", stderr(&out));
+}
+
+/// A file with no `#!` line runs under `/bin/sh`, as `env(1)` runs it (glibc's `execvp`),
+/// in the musl build too, whose `execvp` does not; so does an empty one.
+#[test]
+fn a_script_without_a_shebang_runs_under_sh_as_with_env() {
+    let env = TestEnv::new();
+    let plain = script(&env, "plain.sh", "echo \"args=$*\" \"zero=$0\"\nexit 7\n");
+    let empty = script(&env, "empty.sh", "");
+    let binary = script(&env, "blob.bin", "\0\x01\x02 data, not a program\n");
+    for (file, args) in [(&plain, vec!["a b", "c"]), (&empty, vec![]), (&binary, vec![])] {
+        let mut argv = vec![file.as_str()];
+        argv.extend(&args);
+        let without = Command::new("env").args(&argv).output().unwrap();
+        let code = without.status.code().unwrap();
+        for mode in [&["run", "--agent"][..], &["run", "--agent", "--no-pty"][..]] {
+            let tj: Vec<&str> = mode.iter().copied().chain(["--"]).chain(argv.clone()).collect();
+            let out = env.run(&tj, b"");
+            assert_eq!(out.status.code(), Some(code), "{file} {mode:?}: {}", stderr(&out));
+            let said = String::from_utf8_lossy(&without.stdout);
+            assert!(stdout(&out).contains(said.trim()), "{mode:?}: {}", stdout(&out));
+        }
+    }
 }
 
 #[test]
