@@ -89,7 +89,8 @@ pub(super) fn spawn(
         Input::Fd(fd) => fd,
     };
 
-    let start = |program: &OsStr, args: &[&OsStr]| -> Result<Spawned, SpawnError> {
+    // The spawn's own error, before `classify` words it: ENOEXEC is looked for below.
+    let start = |program: &OsStr, args: &[&OsStr]| -> Result<io::Result<Spawned>, SpawnError> {
         let mut cmd = Command::new(program);
         cmd.args(args).current_dir(&spec.cwd);
         for key in &spec.env_remove {
@@ -100,32 +101,32 @@ pub(super) fn spawn(
         let report = matches!(output, Output::Pty(_)).then(|| Arc::new(AtomicI32::new(-1)));
         new_session_on_exec(&mut cmd, report.clone(), ignore_sigchld);
         // `cmd`, with its duplicates of the slave or the pipe, is dropped on return.
-        spawn_retrying(&mut cmd, report.as_deref()).map_err(|err| classify(&err, spec))
+        Ok(spawn_retrying(&mut cmd, report.as_deref()))
     };
     let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
-    match start(program, &args) {
+    let spawned = match start(program, &args)? {
         // A file with no `#!` (a script, an empty file) is run by `/bin/sh`, as `env(1)`
         // runs it, and as the shell the agent typed it in would run a script.
-        Err(SpawnError::NotExecutable(why)) if why.ends_with(EXEC_FORMAT) => {
-            let Some(script) = shell_script(program, spec) else {
-                return Err(SpawnError::NotExecutable(why));
-            };
-            let with_script: Vec<&OsStr> =
-                std::iter::once(script.as_os_str()).chain(args).collect();
-            start(OsStr::new("/bin/sh"), &with_script)
+        Err(err) if err.raw_os_error() == Some(libc::ENOEXEC) => {
+            match shell_script(program, spec) {
+                Some(script) => {
+                    let with_script: Vec<&OsStr> =
+                        std::iter::once(script.as_os_str()).chain(args).collect();
+                    start(OsStr::new("/bin/sh"), &with_script)?
+                }
+                None => Err(err),
+            }
         }
-        started => started,
-    }
+        spawned => spawned,
+    };
+    spawned.map_err(|err| classify(&err, spec))
 }
-
-/// How [`classify`] ends the message for ENOEXEC.
-const EXEC_FORMAT: &str = ": exec format error";
 
 /// The script to give `/bin/sh` when the kernel would not execute `program` (ENOEXEC): the
 /// name as typed when it has a slash, else the file found on PATH. Whatever the file holds,
 /// as glibc's `execvp` (and so `env(1)`, and tj built with glibc) does; musl's `execvp` does
 /// not, and tj linked with musl would otherwise fail where the glibc build runs the script.
-fn shell_script(program: &OsStr, spec: &Spec) -> Option<std::ffi::OsString> {
+fn shell_script(program: &OsStr, spec: &Spec) -> Option<OsString> {
     let file = locate(program, &spec.cwd, search_path(spec).as_deref())?;
     Some(if has_slash(program) { program.to_owned() } else { file.into_os_string() })
 }
@@ -390,7 +391,7 @@ fn classify(err: &io::Error, spec: &Spec) -> SpawnError {
             },
             _ => format!("{cmd}: permission denied"),
         }),
-        Some(libc::ENOEXEC) => SpawnError::NotExecutable(format!("{cmd}{EXEC_FORMAT}")),
+        Some(libc::ENOEXEC) => SpawnError::NotExecutable(format!("{cmd}: exec format error")),
         _ => SpawnError::Other(format!("could not run {cmd}: {}", describe(err))),
     }
 }

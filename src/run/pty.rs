@@ -354,8 +354,9 @@ impl Terminal {
     }
 
     /// Returns true if and only if tj was in the background at the last look and has
-    /// keystrokes to forward, or raw mode to take, once in the foreground. `fg` sends no SIGCONT to a job that is
-    /// running, so the event loop looks again now and then ([`Terminal::resume`]).
+    /// keystrokes to forward, or raw mode to take, once in the foreground. `fg` sends no
+    /// SIGCONT to a job that is running, so the event loop looks again now and then
+    /// ([`Terminal::resume`]).
     pub(super) fn awaits_foreground(&self) -> bool {
         self.background
     }

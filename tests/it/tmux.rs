@@ -93,6 +93,25 @@ impl Tmux {
         }
     }
 
+    /// Waits until the pane's terminal is in raw mode (no echo), as tj puts it.
+    fn wait_for_raw_mode(&self) {
+        let tty = self.run(&["display-message", "-p", "#{pane_tty}"]).stdout;
+        let tty = String::from_utf8_lossy(&tty).trim().to_owned();
+        let start = Instant::now();
+        loop {
+            let stty = Command::new("stty").args(["-a", "-F", &tty]).output().unwrap();
+            if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "{tty} never went to raw mode (it still echoes): {}",
+                stdout(&stty)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Clears the screen and the history, so the next wait sees only what follows.
     fn clear(&self) {
         self.line("clear");
@@ -223,9 +242,12 @@ fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
         tmux.line("echo \"shell-$((6 * 7))\"");
         tmux.wait_for("shell-42");
         tmux.line("fg");
-        // After `fg`, tj takes raw mode back within its foreground check (250 ms); without
-        // tj the command is continued at once. Typed after either: one echo, then the answer.
-        std::thread::sleep(Duration::from_millis(600));
+        // After `fg`, tj takes raw mode back within its foreground check (250 ms): the pane's
+        // terminal stops echoing (the PTY echoes instead). Without tj it stays cooked and the
+        // command is continued at once. Typed after either: one echo, then the answer.
+        if !prefix.is_empty() {
+            tmux.wait_for_raw_mode();
+        }
         tmux.line("hello");
         tmux.wait_for("got=hello");
         tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after the answer");
