@@ -588,9 +588,12 @@ impl<'a> Grid<'a> {
                 continue;
             }
             let end = k + fixed[k..].iter().take_while(|&&f| f).count();
-            // A run that reaches the end of every row would leave nothing of it: keep the
-            // last field in the rest.
-            let whole = majorities.get(end).is_none_or(Option::is_none);
+            // A run that starts the rows and reaches their end would leave nothing of them:
+            // keep the last field in the rest. The rows that go on past the run count only
+            // when there are enough of them to be the table's shape; one stray row with a
+            // trailing space must not turn every other row verbatim.
+            let whole =
+                k == 0 && self.rows().filter(|&i| self.token(i, end).is_some()).count() < need;
             if let Some(span) = span(majorities, k, if whole { end - 1 } else { end }) {
                 parts.push(span);
             }
@@ -884,6 +887,22 @@ mod tests {
         assert!(text.contains("\n» constant-cell-text » 5\n"), "{text}");
         assert!(text.contains("\n» » constant-cell-text 3\n"));
         assert!(text.contains("\n\n» constant-cell-text\t漢字\n"), "blank stays blank: {text}");
+    }
+
+    /// Found by `tests/lossless_columns.rs`: every row is one constant text, and one row
+    /// also ends in a space, so it alone goes on past the run. The run still ends the table's
+    /// rows: its last field stays in each rest, and the odd row is written whole.
+    #[test]
+    fn one_row_going_on_past_a_run_that_ends_the_others_is_the_odd_one() {
+        const WIDE: &str = "-rw-r--r-- 1 root root 4096 Dec  1 12:00";
+        for odd in [0, 7, 19] {
+            let mut lines = vec!["header".to_owned()];
+            lines.extend((0..20).map(|i| format!("{WIDE} »{}", if i == odd { " " } else { "" })));
+            let text = round_trip(&refs(&lines));
+            let whole = format!("» {WIDE} » ");
+            assert!(text.lines().any(|l| l == whole), "{text}");
+            assert_eq!(text.lines().filter(|l| *l == "»").count(), 19, "{text}");
+        }
     }
 
     #[test]
