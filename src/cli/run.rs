@@ -106,7 +106,15 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
         // The child never ran: the error is printed, the status is env(1)'s.
-        Err(status) => return Ok(status),
+        Err(NotRun::Failed(status)) => return Ok(status),
+        // Fail open: tj could not set up its side, the command has not started, and it
+        // needs none of what tj could not get. Everything tj opened is closed by now.
+        Err(NotRun::Unset(why)) => {
+            diag::warn(&format!(
+                "{why}; running the command without tj (its output is not captured or reduced)"
+            ));
+            return Ok(exec_directly(&args.command));
+        }
     };
     let mut meta = metadata(args, env, mode, &run);
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
@@ -192,8 +200,16 @@ struct Ran {
     captured: Captured,
 }
 
+/// Why [`relay`] returned without a run.
+enum NotRun {
+    /// The command could not be started (the error is printed): exit with this status.
+    Failed(Status),
+    /// tj could not set up its side of the run (why, not yet printed); the command has not
+    /// started, and can run without tj.
+    Unset(String),
+}
+
 /// Runs the command with live output where the mode wants it and every byte captured.
-/// `Err` is the status to exit with when the child never ran (the error is printed).
 ///
 /// `meanwhile` runs once the command has started, while it runs ([`relay::run_meanwhile`]).
 fn relay(
@@ -202,7 +218,7 @@ fn relay(
     mode: Mode,
     store: Option<&Store>,
     meanwhile: impl FnOnce(),
-) -> Result<Ran, Status> {
+) -> Result<Ran, NotRun> {
     let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
     let mut capture = Capture::new(spill_dir, Limits::default());
     // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
@@ -248,20 +264,21 @@ fn relay(
             };
             (Status::Signal(dies_of), Some(128 + i64::from(*sig)), Some(*sig))
         }
+        Err(SpawnError::Setup(why)) => return Err(NotRun::Unset(why.clone())),
         Err(err) => {
             diag::error(&anyhow::anyhow!("{err}"));
-            return Err(match err {
+            return Err(NotRun::Failed(match err {
                 SpawnError::NotFound(_) => Status::NotFound,
                 SpawnError::NotExecutable(_) => Status::NotExecutable,
-                SpawnError::Other(_) => Status::TjFailed,
-            });
+                SpawnError::Setup(_) | SpawnError::Other(_) => Status::TjFailed,
+            }));
         }
     };
     // The relay has returned, so nothing writes into the capture any more.
     let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(capture) = taken else {
         diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
-        return Err(status);
+        return Err(NotRun::Failed(status));
     };
     let captured = capture.finish();
     warn_capture(&captured);

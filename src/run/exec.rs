@@ -77,7 +77,7 @@ pub(super) fn spawn(
     };
     let dup = |fd: BorrowedFd<'_>| {
         fd.try_clone_to_owned().map(Stdio::from).map_err(|err| {
-            SpawnError::Other(format!("could not set up the command's stdio: {err}"))
+            SpawnError::Setup(format!("could not set up the command's stdio: {err}"))
         })
     };
     let out = match output {
@@ -392,6 +392,11 @@ fn classify(err: &io::Error, spec: &Spec) -> SpawnError {
             _ => format!("{cmd}: permission denied"),
         }),
         Some(libc::ENOEXEC) => SpawnError::NotExecutable(format!("{cmd}: exec format error")),
+        // Out of descriptors, processes or memory: tj's own pipes and fork ran out, and an
+        // exec in tj's place needs neither.
+        Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM) => {
+            SpawnError::Setup(format!("could not start {cmd}: {}", describe(err)))
+        }
         _ => SpawnError::Other(format!("could not run {cmd}: {}", describe(err))),
     }
 }

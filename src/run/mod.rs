@@ -244,16 +244,21 @@ pub enum SpawnError {
     NotFound(String),
     /// The command exists but cannot be executed (exit 126).
     NotExecutable(String),
-    /// tj failed before the child ran (exit 125).
+    /// tj could not set up its own side of the run (descriptors, pipes, a thread or a
+    /// process: what a low `ulimit` runs out of); the command has not started, so its caller
+    /// can still run it without tj.
+    Setup(String),
+    /// tj failed before the child ran, or could not tell how it ended (exit 125).
     Other(String),
 }
 
 impl fmt::Display for SpawnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpawnError::NotFound(msg) | SpawnError::NotExecutable(msg) | SpawnError::Other(msg) => {
-                f.write_str(msg)
-            }
+            SpawnError::NotFound(msg)
+            | SpawnError::NotExecutable(msg)
+            | SpawnError::Setup(msg)
+            | SpawnError::Other(msg) => f.write_str(msg),
         }
     }
 }
@@ -382,7 +387,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let pump = match start_pump(pump, prepare, tx.clone()) {
         Ok(pump) => pump,
         Err(err) => {
-            return Outcome::failed(other("could not start the output thread", &err), warnings);
+            return Outcome::failed(setup("could not start the output thread", &err), warnings);
         }
     };
 
@@ -493,7 +498,7 @@ impl Plumbing {
         let (source, output, master) = open_output(spec, &term, warnings)?;
         let cols = master.is_some().then(|| term.size().cols);
         let (exited_rx, exited_tx) =
-            io::pipe().map_err(|err| other("could not create a pipe", &err))?;
+            io::pipe().map_err(|err| setup("could not create a pipe", &err))?;
         let exited_rx = OwnedFd::from(exited_rx);
         let keys = match &master {
             Some(master) if term.wants_keys() => {
@@ -628,7 +633,7 @@ fn open_output(
             )),
         }
     }
-    let (read, write) = io::pipe().map_err(|err| other("could not create a pipe", &err))?;
+    let (read, write) = io::pipe().map_err(|err| setup("could not create a pipe", &err))?;
     Ok((OwnedFd::from(read), exec::Output::Pipe(OwnedFd::from(write)), None))
 }
 
@@ -645,6 +650,10 @@ fn wait_pump(rx: &mpsc::Receiver<Event>) -> PumpReport {
 
 fn other(what: &str, err: &io::Error) -> SpawnError {
     SpawnError::Other(format!("{what}: {err}"))
+}
+
+fn setup(what: &str, err: &io::Error) -> SpawnError {
+    SpawnError::Setup(format!("{what}: {err}"))
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub(super) fn open(
 ) -> anyhow::Result<Pty> {
     let pair = {
         let _no_fork = SPAWN.write().unwrap_or_else(PoisonError::into_inner);
-        native_pty_system().openpty(size.into())?
+        native_pty_system().openpty(size.into()).map_err(readable)?
     };
     let name = pair.master.tty_name().context("the pseudo-terminal has no device name")?;
     // O_NOCTTY: tj itself must not acquire the slave as its controlling terminal when it has
@@ -96,6 +96,21 @@ pub(super) fn open(
             .context("could not set the pseudo-terminal's output processing")?;
     }
     Ok(Pty { master: pair.master, slave })
+}
+
+/// portable-pty words a failed `openpty` with the OS error's `Debug` form
+/// (`failed to openpty: Os { code: 24, kind: Uncategorized, message: "…" }`); this gives the
+/// error back as people read it (`Too many open files (os error 24)`), or leaves it as it is.
+fn readable(err: anyhow::Error) -> anyhow::Error {
+    let text = err.to_string();
+    let code = text.split_once("Os { code: ").and_then(|(_, rest)| {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse::<i32>().ok()
+    });
+    match code {
+        Some(code) => anyhow::Error::new(io::Error::from_raw_os_error(code)),
+        None => err,
+    }
 }
 
 /// A descriptor of our own for the master, for the pump to poll and read and for the stdin
@@ -899,6 +914,18 @@ fn poll_timeout(d: Duration) -> PollTimeout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_openpty_reads_as_its_os_error() {
+        let worded =
+            anyhow::anyhow!("failed to openpty: {:?}", io::Error::from_raw_os_error(libc::EMFILE));
+        let text = readable(worded).to_string();
+        assert_eq!(text, io::Error::from_raw_os_error(libc::EMFILE).to_string());
+        assert!(!text.contains("Os {"), "{text}");
+        // Anything else is left as it was.
+        let other = anyhow::anyhow!("the pseudo-terminal has no device name");
+        assert_eq!(readable(other).to_string(), "the pseudo-terminal has no device name");
+    }
 
     #[test]
     fn window_size_of_a_non_terminal_is_none() {

@@ -485,3 +485,42 @@ fn rustc_error_on_a_200_character_line_reaches_the_agent_whole() {
     assert!(rendition.contains("mismatched types"), "{rendition}");
     assert!(rendition.contains(&line), "the source line is cut:\n{rendition}");
 }
+
+// --- Fail open: what tj cannot set up, the command does without ------------------------------
+
+/// Under a descriptor limit too low for tj's PTY, pipes and threads but not for the command,
+/// the command runs all the same, in tj's place: its output reaches stdout, its exit code is
+/// tj's, and a warning says tj stood aside. Before, tj exited 125 and the command never ran.
+/// Limits at which the command fails alone (the shell needs descriptors of its own to
+/// redirect) are not tj's to meet and are left out.
+#[test]
+fn a_descriptor_limit_too_low_for_tj_still_runs_the_command() {
+    const COMMAND: &str = "sh -c 'echo out; echo err >&2; exit 3'";
+    let env = TestEnv::new();
+    let mut stood_aside = 0;
+    for limit in 5..=24 {
+        let alone = shell(&env, &format!("ulimit -n {limit} && exec {COMMAND}"));
+        if alone.status.code() != Some(3) || alone.stdout != b"out\n" || alone.stderr != b"err\n" {
+            continue;
+        }
+        for pty in ["", "--no-pty"] {
+            let out = shell(
+                &env,
+                &format!(r#"ulimit -n {limit} && exec "$TJ" run --agent {pty} -- {COMMAND}"#),
+            );
+            let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+            let case = format!("limit {limit} {pty}: {:?}\n{stdout}\n{stderr}", out.status);
+            assert_eq!(out.status.code(), Some(3), "{case}");
+            if stderr.contains("running the command without tj") {
+                stood_aside += 1;
+                assert_eq!(stdout, "out\n", "{case}");
+                assert!(stderr.ends_with("err\n"), "{case}");
+            } else {
+                // tj had what it needed: a rendition as usual.
+                assert!(stdout.contains("out") && stdout.contains("exit 3"), "{case}");
+            }
+            assert!(!stderr.contains("Os {"), "an error in Debug form: {case}");
+        }
+    }
+    assert!(stood_aside >= 4, "only {stood_aside} runs took the fallback");
+}
