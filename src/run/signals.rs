@@ -407,11 +407,35 @@ pub(super) fn supervise(
     done
 }
 
-/// Sends `sig` to the child's process group.
+/// Sends `sig` to the child's process group; SIGTERM and SIGHUP are followed by SIGCONT
+/// when the command is stopped, as a shell's `kill` does for a stopped job. Otherwise a
+/// command stopped by SIGSTOP (its own `kill -STOP $$`, a debugger's) would hold the signal
+/// pending until the SIGKILL after the grace period, and never run its handler for it.
 fn forward(pid: Pid, sig: c_int) {
     if let Ok(sig) = Signal::try_from(sig) {
         let _ = nix_signal::killpg(pid, sig);
+        if matches!(sig, Signal::SIGTERM | Signal::SIGHUP) && is_stopped(pid) {
+            let _ = nix_signal::killpg(pid, Signal::SIGCONT);
+        }
     }
+}
+
+/// Returns true if and only if process `pid` is stopped by a signal (not traced: a
+/// debugger's stop is the debugger's to end).
+#[cfg(target_os = "linux")]
+fn is_stopped(pid: Pid) -> bool {
+    // The state follows the command name, which is in parentheses and may hold any byte.
+    std::fs::read(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let after = stat.iter().rposition(|&b| b == b')').map_or(stat.len(), |at| at + 1);
+        stat.get(after..after + 2) == Some(b" T".as_slice())
+    })
+}
+
+/// Without `/proc`, a stopped command is not looked for (it is ended by SIGKILL after the
+/// grace period, as before).
+#[cfg(not(target_os = "linux"))]
+fn is_stopped(_: Pid) -> bool {
+    false
 }
 
 /// Ctrl-Z, as the shell's job control would do it without tj: stops the child's process

@@ -222,6 +222,44 @@ fn child_ignoring_sigterm_is_killed_after_the_grace_and_tj_dies_of_sigterm() {
     assert!(!is_alive(sleeper));
 }
 
+/// Returns true if and only if process `pid` is stopped by a signal.
+fn is_stopped(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.starts_with(" T")))
+}
+
+/// A command that stopped itself (SIGSTOP) and is sent SIGTERM through tj runs its handler
+/// and ends as it chooses, as a shell's `kill` of a stopped job has it (SIGCONT after the
+/// SIGTERM); before, the SIGTERM stayed pending until tj's SIGKILL after the grace period.
+#[test]
+fn sigterm_to_tj_reaches_a_stopped_command_which_ends_by_its_handler() {
+    let script = "trap 'echo got TERM; exit 7' TERM; echo $$ >pid.tmp && mv pid.tmp pid; \
+                  kill -STOP $$; echo went on";
+    for pty in [None, Some("--no-pty")] {
+        let env = TestEnv::new();
+        let mut args = vec!["run", "--agent"];
+        args.extend(pty);
+        args.extend(["--", "sh", "-c", script]);
+        let mut cmd = tj(&env, &args);
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = spawn_retrying(&mut cmd);
+        let pid = wait_pid_file(&env.work().join("pid"), "sh");
+        let deadline = Instant::now() + DEADLINE;
+        while !is_stopped(pid) {
+            assert!(Instant::now() < deadline, "the command never stopped");
+            thread::sleep(Duration::from_millis(10));
+        }
+        signal(i32::try_from(child.id()).unwrap(), nix::sys::signal::SIGTERM);
+        let status = wait_deadline(&mut child);
+        let mut out = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+        assert_eq!(status.code(), Some(7), "{pty:?}: {status:?}\n{out}");
+        assert!(out.contains("got TERM") && !out.contains("went on"), "{pty:?}: {out}");
+        // Not by the SIGKILL after the 2 s grace, which would have ended it as 137.
+        assert!(out.contains("exit 7"), "{pty:?}: {out}");
+    }
+}
+
 // --- Background children ---------------------------------------------------------------------
 
 /// The number after the first `pid=` in `text`.
