@@ -113,6 +113,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             diag::warn(&format!(
                 "{why}; running the command without tj (its output is not captured or reduced)"
             ));
+            relay::restore_inherited_signals();
             return Ok(exec_directly(&args.command));
         }
     };
@@ -245,6 +246,14 @@ fn relay(
     io.stderr = relay::stderr_apart(mode == Mode::Agent);
     io.prepare = Some(Box::new(detect_cpu_features));
     let outcome = relay::run_meanwhile(spec, io, meanwhile);
+    match (&outcome.exit, outcome.ended_by) {
+        // Signalled while setting up: ends as the command would have, never started.
+        (Err(_), Some(sig)) => return Err(NotRun::Failed(Status::Signal(sig))),
+        // What tj did instead of what it could not set up (one pipe, no watchdog) is moot
+        // when the command runs without tj: only that is said.
+        (Err(SpawnError::Setup(why)), None) => return Err(NotRun::Unset(why.clone())),
+        _ => {}
+    }
     for warning in &outcome.warnings {
         diag::warn_once(warning);
     }
@@ -264,7 +273,6 @@ fn relay(
             };
             (Status::Signal(dies_of), Some(128 + i64::from(*sig)), Some(*sig))
         }
-        Err(SpawnError::Setup(why)) => return Err(NotRun::Unset(why.clone())),
         Err(err) => {
             diag::error(&anyhow::anyhow!("{err}"));
             return Err(NotRun::Failed(match err {

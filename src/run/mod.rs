@@ -265,6 +265,12 @@ impl fmt::Display for SpawnError {
 
 impl std::error::Error for SpawnError {}
 
+/// Makes tj's signal dispositions those it was started with again, for an exec of the
+/// command in tj's place after [`SpawnError::Setup`].
+pub fn restore_inherited_signals() {
+    signals::restore_inherited();
+}
+
 /// Why the run was ended: the child sat waiting for input on the PTY (see
 /// [`Spec::blocked_after`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -302,11 +308,23 @@ pub struct Outcome {
     /// or the watchdog sent SIGTERM), and the command ignored it for the grace period, so
     /// tj killed it ([`Outcome::exit`] is then `Signal(9)`). Whoever signalled tj asked
     /// for this signal's death, and tj dies of it: a SIGTERM that ends a job reads as
-    /// SIGTERM (143), however stubborn the command was.
+    /// SIGTERM (143), however stubborn the command was. Also set, with [`Outcome::exit`] an
+    /// error, when tj received the signal while setting up a run whose command never
+    /// started.
     pub ended_by: Option<i32>,
 }
 
 impl Outcome {
+    /// With the signal sent to tj while it set up a run whose command never started, as
+    /// [`Outcome::ended_by`]: whoever sent it asked for tj's end, and the caller must not
+    /// run the command after all.
+    fn signalled(mut self, watch: &signals::Watch) -> Outcome {
+        if self.exit.is_err() {
+            self.ended_by = watch.received();
+        }
+        self
+    }
+
     fn failed(err: SpawnError, warnings: Vec<String>) -> Outcome {
         Outcome {
             exit: Err(err),
@@ -371,7 +389,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let Plumbing { mut term, source, output, master, cols, keys, exited_rx, exited_tx } =
         match Plumbing::open(spec, stdin_fd, &mut warnings) {
             Ok(plumbing) => plumbing,
-            Err(err) => return Outcome::failed(err, warnings),
+            Err(err) => return Outcome::failed(err, warnings).signalled(&watch),
         };
 
     let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
@@ -387,7 +405,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let pump = match start_pump(pump, prepare, tx.clone()) {
         Ok(pump) => pump,
         Err(err) => {
-            return Outcome::failed(setup("could not start the output thread", &err), warnings);
+            let err = setup("could not start the output thread", &err);
+            return Outcome::failed(err, warnings).signalled(&watch);
         }
     };
 
@@ -408,7 +427,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     drop(output);
     let exec::Spawned { child, job } = match spawned {
         Ok(spawned) => spawned,
-        Err(err) => return not_started(err, exited_tx, &rx, pump, &mut term, warnings),
+        Err(err) => {
+            return not_started(err, exited_tx, &rx, pump, &mut term, warnings).signalled(&watch);
+        }
     };
     // The signal thread starts once the child runs, not before: the child does not wait
     // for it, and a signal that comes meanwhile waits in signal-hook's queue.

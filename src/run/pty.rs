@@ -98,7 +98,7 @@ pub(super) fn open(
     Ok(Pty { master: pair.master, slave })
 }
 
-/// portable-pty words a failed `openpty` with the OS error's `Debug` form
+/// portable-pty words a failed `openpty` or `ioctl` with the OS error's `Debug` form
 /// (`failed to openpty: Os { code: 24, kind: Uncategorized, message: "…" }`); this gives the
 /// error back as people read it (`Too many open files (os error 24)`), or leaves it as it is.
 fn readable(err: anyhow::Error) -> anyhow::Error {
@@ -362,7 +362,7 @@ impl Terminal {
     /// to the PTY's foreground process group.
     pub(super) fn resize(&mut self) {
         if let Some(master) = &self.master
-            && let Err(err) = master.resize(self.size().into())
+            && let Err(err) = master.resize(self.size().into()).map_err(readable)
         {
             self.warn(format!("could not resize the pseudo-terminal: {err:#}"));
         }

@@ -120,6 +120,14 @@ fn registry() -> &'static Registry {
     })
 }
 
+/// Puts back what tj changed of the signals it was started with, for an exec in tj's place
+/// (a run tj could not set up): SIGCHLD ignored stays ignored, as in the command it spawns.
+pub(super) fn restore_inherited() {
+    if REGISTRY.get().is_some_and(|registry| registry.sigchld_ignored) {
+        ignore(SIGCHLD);
+    }
+}
+
 /// Returns true if and only if the disposition of `sig` is SIG_IGN.
 #[allow(unsafe_code)]
 fn is_ignored(sig: c_int) -> bool {
@@ -145,6 +153,17 @@ fn default_action(sig: c_int) {
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &action, std::ptr::null_mut());
+    }
+}
+
+/// Ignores `sig` (for an exec: the disposition is inherited).
+#[allow(unsafe_code)]
+fn ignore(sig: c_int) {
+    // SAFETY: as in `default_action`, with SIG_IGN.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_IGN;
         libc::sigaction(sig, &action, std::ptr::null_mut());
     }
 }
@@ -207,6 +226,16 @@ impl Watch {
                 .map(|err| format!("could not watch signals: {err}"))
         });
         warnings.extend(failed.iter().cloned());
+    }
+
+    /// The first forwarded signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that came since
+    /// [`Watch::start`] and waits in the queue, taken from it: for a run whose command never
+    /// started, so that a signal sent to tj meanwhile is not lost. None once the signal
+    /// thread runs (it has delivered them).
+    pub(super) fn received(&self) -> Option<c_int> {
+        let registry = registry();
+        let mut signals = registry.signals.lock().unwrap_or_else(PoisonError::into_inner);
+        signals.as_mut()?.pending().find(|sig| FORWARDED.contains(sig))
     }
 
     /// Whether the signal thread runs and reports children's exits (SIGCHLD), so that the

@@ -528,37 +528,142 @@ fn rustc_error_on_a_200_character_line_reaches_the_agent_whole() {
 
 /// Under a descriptor limit too low for tj's PTY, pipes and threads but not for the command,
 /// the command runs all the same, in tj's place: its output reaches stdout, its exit code is
-/// tj's, and a warning says tj stood aside. Before, tj exited 125 and the command never ran.
-/// Limits at which the command fails alone (the shell needs descriptors of its own to
-/// redirect) are not tj's to meet and are left out.
+/// tj's, and one warning says tj stood aside (not what tj would have done instead, which is
+/// moot). Before, tj exited 125 and the command never ran. Limits at which the command fails
+/// alone (the shell needs descriptors of its own to redirect) are not tj's to meet and are
+/// left out.
 #[test]
 fn a_descriptor_limit_too_low_for_tj_still_runs_the_command() {
-    const COMMAND: &str = "sh -c 'echo out; echo err >&2; exit 3'";
     let env = TestEnv::new();
     let mut stood_aside = 0;
-    for limit in 5..=24 {
-        let alone = shell(&env, &format!("ulimit -n {limit} && exec {COMMAND}"));
-        if alone.status.code() != Some(3) || alone.stdout != b"out\n" || alone.stderr != b"err\n" {
-            continue;
-        }
-        for pty in ["", "--no-pty"] {
-            let out = shell(
-                &env,
-                &format!(r#"ulimit -n {limit} && exec "$TJ" run --agent {pty} -- {COMMAND}"#),
-            );
-            let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
-            let case = format!("limit {limit} {pty}: {:?}\n{stdout}\n{stderr}", out.status);
-            assert_eq!(out.status.code(), Some(3), "{case}");
-            if stderr.contains("running the command without tj") {
-                stood_aside += 1;
-                assert_eq!(stdout, "out\n", "{case}");
-                assert!(stderr.ends_with("err\n"), "{case}");
-            } else {
-                // tj had what it needed: a rendition as usual.
-                assert!(stdout.contains("out") && stdout.contains("exit 3"), "{case}");
+    for command in ["sh -c 'echo out; exit 3'", "sh -c 'echo out; echo err >&2; exit 3'"] {
+        let err = if command.contains("err") { "err\n" } else { "" };
+        for limit in 4..=24 {
+            let alone = shell(&env, &format!("ulimit -n {limit} && exec {command}"));
+            if alone.status.code() != Some(3)
+                || alone.stdout != b"out\n"
+                || alone.stderr != err.as_bytes()
+            {
+                continue;
             }
-            assert!(!stderr.contains("Os {"), "an error in Debug form: {case}");
+            for pty in ["", "--no-pty"] {
+                let out = shell(
+                    &env,
+                    &format!(r#"ulimit -n {limit} && exec "$TJ" run --agent {pty} -- {command}"#),
+                );
+                let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+                let case =
+                    format!("{command} at {limit} {pty}: {:?}\n{stdout}\n{stderr}", out.status);
+                assert_eq!(out.status.code(), Some(3), "{case}");
+                if stderr.contains("running the command without tj") {
+                    stood_aside += 1;
+                    assert_eq!(stdout, "out\n", "{case}");
+                    let (warning, rest) = stderr.split_once('\n').unwrap();
+                    assert!(
+                        warning.ends_with(
+                            "running the command without tj (its output is not captured or reduced)"
+                        ),
+                        "{case}"
+                    );
+                    assert_eq!(rest, err, "{case}");
+                } else {
+                    // tj had what it needed: a rendition as usual.
+                    assert!(stdout.contains("out") && stdout.contains("exit 3"), "{case}");
+                }
+                assert!(!stderr.contains("Os {"), "an error in Debug form: {case}");
+            }
         }
     }
-    assert!(stood_aside >= 4, "only {stood_aside} runs took the fallback");
+    assert!(stood_aside >= 8, "only {stood_aside} runs took the fallback");
+}
+
+/// The command run in tj's place gets the signal dispositions tj was started with: SIGCHLD
+/// ignored stays ignored (tj acts on it while it runs a command).
+#[cfg(target_os = "linux")]
+#[test]
+#[allow(unsafe_code)]
+fn a_command_run_in_tj_s_place_keeps_sigchld_ignored() {
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let mut cmd = ignoring_sigchld(tj(&env, &["run", "--agent", "--", "cat", "/proc/self/status"]));
+    // SAFETY: between fork and exec, setrlimit(2) only sets a limit of the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 12, rlim_max: 12 };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let out = env.run_cmd(cmd, b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(stderr(&out).contains("running the command without tj"), "{}", stderr(&out));
+    let ignored = text
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or_else(|| panic!("no SigIgn line in {text}"));
+    let chld = 1u64 << (libc::SIGCHLD - 1);
+    assert_eq!(ignored & chld, chld, "SIGCHLD not ignored in the command: {text}");
+}
+
+/// A signal sent to tj while it sets up a run that then fails is not lost: tj ends by it
+/// and does not run the command in its place. `strace` holds tj in its first `pipe2` (the
+/// pipe `--no-pty` needs) and then fails it, so the signal comes in exactly that window.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_during_a_failed_setup_ends_tj_without_running_the_command() {
+    let env = TestEnv::new();
+    let marker = env.work().join("ran");
+    let mut cmd = if env_resets_signals() {
+        let mut cmd = Command::new("env");
+        cmd.args([RESET, "strace"]);
+        cmd
+    } else {
+        Command::new("strace")
+    };
+    // With a seccomp filter, tj stops only at pipe2: a stopped tj that has its signal
+    // socket (set up before any pipe) is held in that pipe2.
+    cmd.args(["--seccomp-bpf", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pipe2"])
+        .args(["-e", "inject=pipe2:error=EMFILE:delay_enter=1500000:when=1", "--"])
+        .arg(env!("CARGO_BIN_EXE_tj"))
+        .args(["run", "--agent", "--no-pty", "--", "sh", "-c", "echo ran >ran"])
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut strace = cmd.spawn().expect("strace is needed (.ci/run installs it)");
+    let held = |pid: &str| {
+        let stopped = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .is_ok_and(|status| status.lines().any(|l| l.starts_with("State:\tt")));
+        let socket = std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|link| link.to_string_lossy().starts_with("socket:"))
+            })
+        });
+        stopped && socket
+    };
+    let deadline = Instant::now() + DEADLINE;
+    let tj = loop {
+        // strace itself, or `env` and then strace in its place: the same pid.
+        let children = format!("/proc/{0}/task/{0}/children", strace.id());
+        let list = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = list.split_whitespace().find(|pid| held(pid)) {
+            break pid.parse::<i32>().unwrap();
+        }
+        assert!(Instant::now() < deadline, "tj was never held in pipe2");
+        thread::sleep(Duration::from_millis(5));
+    };
+    signal(tj, nix::sys::signal::SIGTERM);
+    let status = wait_deadline(&mut strace);
+    let mut err = String::new();
+    std::io::Read::read_to_string(strace.stderr.as_mut().unwrap(), &mut err).unwrap();
+    // strace ends as its tracee did.
+    assert!(
+        status.signal() == Some(libc::SIGTERM) || status.code() == Some(143),
+        "{status:?}\n{err}"
+    );
+    assert!(!marker.exists(), "the command ran after tj was told to end:\n{err}");
 }
