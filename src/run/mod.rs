@@ -76,8 +76,12 @@ pub struct Spec {
     /// The PTY passes `\n` through untranslated (OPOST off): set it when the live output
     /// goes to a terminal that tj leaves cooked (its stdin is not a terminal, so there is no
     /// raw mode), which makes its own `\r\n`; two line disciplines translating in a row
-    /// would turn every newline into `\r\r\n`. The caller decides: the relay does not look
-    /// at its own stdout, so that injected endpoints behave the same under any terminal.
+    /// would turn every newline into `\r\r\n`; or when no terminal shows the output at all
+    /// (agent mode), which spares the kernel and the rendering the `\r` of every line. Not
+    /// when tj forwards keystrokes (its stdin is a terminal): the echo of what is typed then
+    /// goes through the line discipline as the user's terminal would have it. The caller
+    /// decides: the relay does not look at its own stdout, so that injected endpoints behave
+    /// the same under any terminal.
     pub raw_output: bool,
     /// End the run when the child has written nothing for this long and is waiting for
     /// input on the PTY, where nobody will type (a password prompt read from `/dev/tty`, a
