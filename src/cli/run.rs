@@ -21,7 +21,7 @@
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
@@ -106,13 +106,18 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
         // The child never ran: the error is printed, the status is env(1)'s.
-        Err(NotRun::Failed(status)) => return Ok(status),
+        Err(NotRun::Failed(status, why)) => {
+            note_on_side_channel(args, &why, Some(status.code()));
+            return Ok(status);
+        }
         // Fail open: tj could not set up its side, the command has not started, and it
         // needs none of what tj could not get. Everything tj opened is closed by now.
         Err(NotRun::Unset(why)) => {
             diag::warn(&format!(
                 "{why}; running the command without tj (its output is not captured or reduced)"
             ));
+            let note = format!("{why}; the command ran without tj, its output unreduced on stdout");
+            note_on_side_channel(args, &note, None);
             relay::restore_inherited_signals();
             return Ok(exec_directly(&args.command));
         }
@@ -210,8 +215,9 @@ struct Ran {
 
 /// Why [`relay`] returned without a run.
 enum NotRun {
-    /// The command could not be started (the error is printed): exit with this status.
-    Failed(Status),
+    /// The command could not be started, or its run left nothing to render (why is
+    /// printed): exit with this status.
+    Failed(Status, String),
     /// tj could not set up its side of the run (why, not yet printed); the command has not
     /// started, and can run without tj.
     Unset(String),
@@ -255,7 +261,10 @@ fn relay(
     let outcome = relay::run_meanwhile(spec, io, meanwhile);
     match (&outcome.exit, outcome.ended_by) {
         // Signalled while setting up: ends as the command would have, never started.
-        (Err(_), Some(sig)) => return Err(NotRun::Failed(Status::Signal(sig))),
+        (Err(_), Some(sig)) => {
+            let why = format!("tj was ended by signal {sig} before the command started");
+            return Err(NotRun::Failed(Status::Signal(sig), why));
+        }
         // What tj did instead of what it could not set up (one pipe, no watchdog) is moot
         // when the command runs without tj: only that is said.
         (Err(SpawnError::Setup(why)), None) => return Err(NotRun::Unset(why.clone())),
@@ -282,18 +291,15 @@ fn relay(
         }
         Err(err) => {
             diag::error(&anyhow::anyhow!("{err}"));
-            return Err(NotRun::Failed(match err {
-                SpawnError::NotFound(_) => Status::NotFound,
-                SpawnError::NotExecutable(_) => Status::NotExecutable,
-                SpawnError::Setup(_) | SpawnError::Other(_) => Status::TjFailed,
-            }));
+            return Err(NotRun::Failed(status_of(err), err.to_string()));
         }
     };
     // The relay has returned, so nothing writes into the capture any more.
     let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(capture) = taken else {
-        diag::warn_once("the capture was lost (a bug in tj); there is no rendition");
-        return Err(NotRun::Failed(status));
+        let why = "the capture was lost (a bug in tj); there is no rendition";
+        diag::warn_once(why);
+        return Err(NotRun::Failed(status, why.to_owned()));
     };
     let captured = capture.finish();
     warn_capture(&captured);
@@ -613,6 +619,33 @@ fn emit_rendition(
     }
 }
 
+/// Replaces what the side channel holds (an earlier run's rendition, in a file) with one
+/// line saying why this run has no rendition, so that a harness reading it never takes
+/// another command's result for this one's. `code` is tj's exit code, when it is known.
+fn note_on_side_channel(args: &Args, why: &str, code: Option<u8>) {
+    let channel = match (&args.emit, args.emit_fd) {
+        (Some(path), _) => Channel::File(path.clone()),
+        (None, Some(fd)) => Channel::Fd(fd),
+        (None, None) => return,
+    };
+    // No exit line, as in every rendition on a side channel: its reader has tj's status.
+    let line = format!("[tj] {}", diag::escape(why));
+    let text = match args.emit_format {
+        Format::Text => line,
+        Format::Json => serde_json::to_string_pretty(&serde_json::json!({
+            "inlineText": line,
+            "exitCode": code,
+            "reduced": false,
+            "lossless": false,
+            "passthrough": "no rendition",
+        }))
+        .unwrap_or(line),
+    };
+    if let Err(err) = emit::to_channel(&channel, &text) {
+        diag::warn_once(&format!("{err:#}"));
+    }
+}
+
 /// The rendition as one text in `format`.
 fn rendition_text(
     format: Format,
@@ -728,24 +761,21 @@ fn blocked_after(env: &Env) -> std::time::Duration {
     std::time::Duration::from_secs_f64(secs.unwrap_or(60.0))
 }
 
-/// Replaces tj with the command (transparent mode): same pid, no PTY, no capture.
+/// Replaces tj with the command (transparent mode, or a run tj could not set up): same pid,
+/// no PTY, no capture. Returns only if the exec failed, with env(1)'s status for it.
 fn exec_directly(argv: &[OsString]) -> Status {
-    use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
-    let name = argv[0].to_string_lossy();
-    match err.kind() {
-        std::io::ErrorKind::NotFound => {
-            diag::error(&anyhow::anyhow!("{name}: command not found"));
-            Status::NotFound
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            diag::error(&anyhow::anyhow!("{name}: permission denied"));
-            Status::NotExecutable
-        }
-        _ => {
-            diag::error(&anyhow::anyhow!("could not run {name}: {err}"));
-            Status::TjFailed
-        }
+    let err = relay::exec_in_place(argv, Path::new("."));
+    diag::error(&anyhow::anyhow!("{err}"));
+    status_of(&err)
+}
+
+/// env(1)'s exit status for a command it could not start: 127 not found, 126 not
+/// executable, 125 anything else.
+fn status_of(err: &SpawnError) -> Status {
+    match err {
+        SpawnError::NotFound(_) => Status::NotFound,
+        SpawnError::NotExecutable(_) => Status::NotExecutable,
+        SpawnError::Setup(_) | SpawnError::Other(_) => Status::TjFailed,
     }
 }
 

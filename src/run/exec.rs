@@ -122,6 +122,23 @@ pub(super) fn spawn(
     spawned.map_err(|err| classify(&err, spec))
 }
 
+/// Replaces this process with `spec.argv` (transparent mode, and a run tj could not set
+/// up): same pid, tj's stdio, environment and working directory. Returns only on failure,
+/// with the error worded as [`spawn`] words it. A file with no `#!` runs under `/bin/sh`,
+/// as `env(1)` runs it (musl's `execvp` does not fall back to the shell).
+pub(super) fn exec_in_place(spec: &Spec) -> SpawnError {
+    let Some((program, args)) = spec.argv.split_first() else {
+        return SpawnError::Other("no command given".to_owned());
+    };
+    let mut err = Command::new(program).args(args).exec();
+    if err.raw_os_error() == Some(libc::ENOEXEC)
+        && let Some(script) = shell_script(program, spec)
+    {
+        err = Command::new("/bin/sh").arg(script).args(args).exec();
+    }
+    classify(&err, spec)
+}
+
 /// The script to give `/bin/sh` when the kernel would not execute `program` (ENOEXEC): the
 /// name as typed when it has a slash, else the file found on PATH. Whatever the file holds,
 /// as glibc's `execvp` (and so `env(1)`, and tj built with glibc) does; musl's `execvp` does

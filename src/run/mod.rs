@@ -35,7 +35,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -268,6 +268,13 @@ impl fmt::Display for SpawnError {
 }
 
 impl std::error::Error for SpawnError {}
+
+/// Replaces this process with `argv`, run in `cwd`: same pid, tj's stdio and environment.
+/// Returns only if it could not, with the error as a spawn would give it (`cargo: command
+/// not found`, `x: bad interpreter /bin/nope: no such file or directory`, …).
+pub fn exec_in_place(argv: &[OsString], cwd: &Path) -> SpawnError {
+    exec::exec_in_place(&Spec::new(argv.to_vec(), cwd.to_path_buf()))
+}
 
 /// Makes tj's signal dispositions those it was started with again, for an exec of the
 /// command in tj's place after [`SpawnError::Setup`].

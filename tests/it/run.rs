@@ -108,9 +108,15 @@ fn a_script_without_a_shebang_runs_under_sh_as_with_env() {
         argv.extend(&args);
         let without = Command::new("env").args(&argv).output().unwrap();
         let code = without.status.code().unwrap();
-        for mode in [&["run", "--agent"][..], &["run", "--agent", "--no-pty"][..]] {
+        // The last: transparent mode, where tj execs the command in its own place.
+        let modes = [&["run", "--agent"][..], &["run", "--agent", "--no-pty"][..], &["run"][..]];
+        for (n, mode) in modes.into_iter().enumerate() {
             let tj: Vec<&str> = mode.iter().copied().chain(["--"]).chain(argv.clone()).collect();
-            let out = env.run(&tj, b"");
+            let mut cmd = env.cmd(&tj);
+            if n == 2 {
+                cmd.env("TJ_DISABLE", "1");
+            }
+            let out = env.run_cmd(cmd, b"");
             assert_eq!(out.status.code(), Some(code), "{file} {mode:?}: {}", stderr(&out));
             let said = String::from_utf8_lossy(&without.stdout);
             assert!(stdout(&out).contains(said.trim()), "{mode:?}: {}", stdout(&out));
@@ -166,6 +172,47 @@ fn emit_file_gets_the_rendition_and_stdout_the_clean_live_stream() {
     assert_eq!(v["inlineText"], "hi");
     assert_eq!(v["exitCode"], 0);
     assert!(v["durationMs"].is_u64());
+}
+
+/// A run with no rendition (the command was not found; tj could not set up the run and
+/// ran the command in its place) says so on the side channel, instead of leaving an earlier
+/// run's rendition there for the harness to take for this one's.
+#[test]
+fn a_run_without_a_rendition_replaces_what_the_side_file_held() {
+    let env = TestEnv::new();
+    let target = env.work().join("rendition.txt");
+    let emit = target.to_str().unwrap();
+    let first = env.run(&["run", "--emit", emit, "--", "sh", "-c", "echo FIRST; exit 1"], b"");
+    assert_eq!(first.status.code(), Some(1));
+    assert!(std::fs::read_to_string(&target).unwrap().contains("FIRST"));
+
+    let missing = env.run(&["run", "--emit", emit, "--", "no-such-command-here"], b"");
+    assert_eq!(missing.status.code(), Some(127));
+    let side = std::fs::read_to_string(&target).unwrap();
+    assert_eq!(side, "[tj] no-such-command-here: command not found\n");
+
+    let json = ["run", "--emit", emit, "--emit-format", "json", "--", "no-such-command-here"];
+    let missing = env.run(&json, b"");
+    assert_eq!(missing.status.code(), Some(127));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(v["exitCode"], 127);
+    assert_eq!(v["reduced"], false);
+    assert_eq!(v["inlineText"], "[tj] no-such-command-here: command not found");
+
+    // Too few descriptors for tj's pipes: the command runs in tj's place.
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", r#"ulimit -n 12 && exec "$TJ" run --emit "$EMIT" -- sh -c 'echo hi; exit 4'"#])
+        .env("TJ", env!("CARGO_BIN_EXE_tj"))
+        .env("EMIT", &target)
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .current_dir(env.work());
+    let out = env.run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(4), "{}", crate::util::stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+    let side = std::fs::read_to_string(&target).unwrap();
+    assert!(side.starts_with("[tj] ") && side.contains("the command ran without tj"), "{side}");
 }
 
 #[test]
