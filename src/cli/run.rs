@@ -213,7 +213,7 @@ struct Ran {
     captured: Captured,
 }
 
-/// Why [`relay`] returned without a run.
+/// Why [`relay()`] returned without a run.
 enum NotRun {
     /// The command could not be started, or its run left nothing to render (why is
     /// printed): exit with this status.
