@@ -172,15 +172,11 @@ fn build_spec(args: &Args, env: &Env, mode: Mode) -> Spec {
     let mut spec = Spec::new(args.command.clone(), cwd);
     spec.pty = !args.no_pty;
     // Live output to a terminal tj will not make raw (stdin is not one): that terminal
-    // translates newlines itself, so the PTY must not. In agent mode no terminal shows the
-    // bytes, and the screen model reads `\n` as a new line either way: untranslated, the
-    // kernel does less per byte and the rendering has no `\r` to take out (1.1 ms of the
-    // 8.8 of a 100 KB `cargo test`, issue 13), and the original is what the command wrote.
-    spec.raw_output = match mode {
-        Mode::Terminal => stdout_is_tty && !stdin_is_tty,
-        Mode::Agent => true,
-        Mode::Transparent => false,
-    };
+    // translates newlines itself, so the PTY must not.
+    spec.raw_output = mode == Mode::Terminal && stdout_is_tty && !stdin_is_tty;
+    // No terminal shows an agent's output: the kernel need not translate its newlines,
+    // and the capture adds the `\r` of each (1.5 ms of 9.1 for 100 KB of `cargo test`).
+    spec.translate_in_capture = mode == Mode::Agent;
     spec.env_remove = vec!["COLUMNS".into(), "LINES".into()];
     spec.env_set.push((crate::env::TJ_INNER.into(), "1".into()));
     if !stdin_is_tty {

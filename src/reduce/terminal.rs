@@ -2707,28 +2707,6 @@ mod tests {
             prop_assert_eq!(crlf_text(input.as_bytes(), width), Some(played), "input {:?}", input);
         }
 
-        /// What a PTY that translates newlines (ONLCR) writes renders as what one that does
-        /// not writes: agent mode turns the translation off (OPOST), and its renditions must
-        /// not change for it. `\n` on the screen model is a new line at column 0. (Not for a
-        /// newline inside an escape sequence, where the `\r` the translation adds is a
-        /// control of its own: no program writes one there.)
-        #[test]
-        fn translated_newlines_render_as_untranslated_ones(
-            pieces in pieces(),
-            cols in prop_oneof![Just(0u16), 1u16..12],
-        ) {
-            let translated: Vec<u8> = pieces.iter().flat_map(Piece::bytes).collect();
-            let untranslated: Vec<u8> = pieces
-                .iter()
-                .flat_map(|p| if matches!(p, Piece::Newline) { b"\n".to_vec() } else { p.bytes() })
-                .collect();
-            prop_assert_eq!(
-                render_width(&translated, Some(cols)),
-                render_width(&untranslated, Some(cols)),
-                "input {:?}", String::from_utf8_lossy(&untranslated)
-            );
-        }
-
         #[test]
         fn any_width_renders_clean_and_bounded(input in ansi_soup(), cols in 0u16..130) {
             let out = render_width(&input, Some(cols));

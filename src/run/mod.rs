@@ -76,13 +76,15 @@ pub struct Spec {
     /// The PTY passes `\n` through untranslated (OPOST off): set it when the live output
     /// goes to a terminal that tj leaves cooked (its stdin is not a terminal, so there is no
     /// raw mode), which makes its own `\r\n`; two line disciplines translating in a row
-    /// would turn every newline into `\r\r\n`; or when no terminal shows the output at all
-    /// (agent mode), which spares the kernel and the rendering the `\r` of every line. Not
-    /// when tj forwards keystrokes (its stdin is a terminal): the echo of what is typed then
-    /// goes through the line discipline as the user's terminal would have it. The caller
-    /// decides: the relay does not look at its own stdout, so that injected endpoints behave
-    /// the same under any terminal.
+    /// would turn every newline into `\r\r\n`. The caller decides: the relay does not look
+    /// at its own stdout, so that injected endpoints behave the same under any terminal.
     pub raw_output: bool,
+    /// The PTY passes `\n` through untranslated, and the capture gets each `\n` as the
+    /// `\r\n` the translation (ONLCR) would have made: for when no terminal shows the
+    /// output (agent mode). The kernel's per-byte output processing is spared, and what is
+    /// stored, hashed and reduced is byte for byte what a translating PTY gives. Not when tj
+    /// forwards keystrokes (its stdin is a terminal), nor on a pipe, which translates nothing.
+    pub translate_in_capture: bool,
     /// End the run when the child has written nothing for this long and is waiting for
     /// input on the PTY, where nobody will type (a password prompt read from `/dev/tty`, a
     /// question, a pager, an editor): it is then ended as a forwarded SIGTERM would end it,
@@ -106,6 +108,7 @@ impl Spec {
             grace: Duration::from_secs(2),
             size: None,
             raw_output: false,
+            translate_in_capture: false,
             blocked_after: None,
         }
     }
@@ -409,6 +412,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         exited: exited_rx,
         live,
         capture: Some(capture),
+        onlcr: (master.is_some() && spec.translate_in_capture && untranslated(spec, &term))
+            .then(Vec::new),
         drain_idle: spec.drain_idle,
         drain_total: spec.drain_total,
         idle,
@@ -649,12 +654,11 @@ fn open_output(
     warnings: &mut Vec<String>,
 ) -> Result<(OwnedFd, exec::Output, Option<pty::Master>), SpawnError> {
     if spec.pty {
-        let opened =
-            pty::open(term.size(), term.user_termios(), spec.raw_output && !term.wants_keys())
-                .and_then(|opened| {
-                    let source = pty::dup_master(opened.master.as_ref())?;
-                    Ok((source, opened))
-                });
+        let opened = pty::open(term.size(), term.user_termios(), untranslated(spec, term))
+            .and_then(|opened| {
+                let source = pty::dup_master(opened.master.as_ref())?;
+                Ok((source, opened))
+            });
         match opened {
             Ok((source, opened)) => {
                 return Ok((source, exec::Output::Pty(opened.slave), Some(opened.master)));
@@ -667,6 +671,13 @@ fn open_output(
     }
     let (read, write) = io::pipe().map_err(|err| setup("could not create a pipe", &err))?;
     Ok((OwnedFd::from(read), exec::Output::Pipe(OwnedFd::from(write)), None))
+}
+
+/// Whether the PTY leaves `\n` untranslated (OPOST off): see [`Spec::raw_output`] and
+/// [`Spec::translate_in_capture`]. Never when tj forwards keystrokes: the echo of what is
+/// typed then goes through the line discipline as the user's terminal would have it.
+fn untranslated(spec: &Spec, term: &Terminal) -> bool {
+    (spec.raw_output || spec.translate_in_capture) && !term.wants_keys()
 }
 
 /// Waits for the pump's report, ignoring other events (the child never ran).

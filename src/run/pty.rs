@@ -759,6 +759,19 @@ pub(super) struct PumpReport {
     pub(super) warnings: Vec<String>,
 }
 
+/// `chunk` with a `\r` before every `\n`, into `out`: what a line discipline with OPOST and
+/// ONLCR (the kernel's defaults) writes for it.
+fn onlcr(chunk: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut from = 0;
+    for at in memchr::memchr_iter(b'\n', chunk) {
+        out.extend_from_slice(&chunk[from..at]);
+        out.extend_from_slice(b"\r\n");
+        from = at + 1;
+    }
+    out.extend_from_slice(&chunk[from..]);
+}
+
 /// The output pump: reads the child's output (PTY master or pipe) and hands each chunk to
 /// the capture, then to the live writer.
 pub(super) struct Pump {
@@ -768,6 +781,10 @@ pub(super) struct Pump {
     pub(super) exited: OwnedFd,
     pub(super) live: Option<Box<dyn Write + Send>>,
     pub(super) capture: Option<CaptureFn>,
+    /// When the PTY leaves `\n` untranslated for a capture that must read as translated
+    /// ([`super::Spec::translate_in_capture`]): scratch space for each chunk with a `\r`
+    /// before every `\n`, as ONLCR would have written it.
+    pub(super) onlcr: Option<Vec<u8>>,
     pub(super) drain_idle: Duration,
     pub(super) drain_total: Duration,
     /// The blocked-on-input watchdog's view of the output, when it is on: told of every
@@ -857,9 +874,16 @@ impl Pump {
             idle.saw(chunk);
         }
         if let Some(capture) = self.capture.as_mut() {
+            let captured = match self.onlcr.as_mut() {
+                Some(scratch) => {
+                    onlcr(chunk, scratch);
+                    scratch.as_slice()
+                }
+                None => chunk,
+            };
             // Fail open: a failing capture must not stop the live stream, nor leave the
             // child blocked on a full PTY because nobody reads it any more.
-            if panic::catch_unwind(AssertUnwindSafe(|| capture(chunk))).is_err() {
+            if panic::catch_unwind(AssertUnwindSafe(|| capture(captured))).is_err() {
                 self.capture = None;
                 report.warnings.push(
                     "the capture failed; the rest of the output was only shown live".to_owned(),
@@ -914,6 +938,21 @@ fn poll_timeout(d: Duration) -> PollTimeout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn onlcr_puts_a_cr_before_every_newline_and_nowhere_else() {
+        let mut out = vec![b'x'; 3];
+        for (chunk, want) in [
+            (&b""[..], &b""[..]),
+            (b"plain", b"plain"),
+            (b"\n", b"\r\n"),
+            (b"a\nb\n\nc", b"a\r\nb\r\n\r\nc"),
+            (b"\r\n\x1b[K\n", b"\r\r\n\x1b[K\r\n"),
+        ] {
+            onlcr(chunk, &mut out);
+            assert_eq!(out, want, "{:?}", String::from_utf8_lossy(chunk));
+        }
+    }
 
     #[test]
     fn a_failed_openpty_reads_as_its_os_error() {
