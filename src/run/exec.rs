@@ -136,7 +136,14 @@ pub(super) fn exec_in_place(spec: &Spec) -> SpawnError {
     {
         err = Command::new("/bin/sh").arg(script).args(args).exec();
     }
-    classify(&err, spec)
+    match classify(&err, spec) {
+        // Only the exec itself could fail here (there is no fork, no pipe): whatever its
+        // error, the command exists but could not be run, 126 as env(1) and the shells
+        // give it. A working directory that cannot be entered stays tj's own (125).
+        SpawnError::Setup(msg) => SpawnError::NotExecutable(msg),
+        SpawnError::Other(msg) if check_dir(&spec.cwd).is_ok() => SpawnError::NotExecutable(msg),
+        other => other,
+    }
 }
 
 /// The script to give `/bin/sh` when the kernel would not execute `program` (ENOEXEC): the

@@ -667,3 +667,24 @@ fn a_signal_during_a_failed_setup_ends_tj_without_running_the_command() {
     );
     assert!(!marker.exists(), "the command ran after tj was told to end:\n{err}");
 }
+
+/// In tj's place (transparent mode here), a command whose exec fails for want of memory
+/// ends as under env(1): 126, "could not be run", not tj's own 125. strace makes the exec
+/// fail, for env and for tj alike.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_exec_failing_in_tj_s_place_gives_env_s_status() {
+    let env = TestEnv::new();
+    let inject = ["-f", "-qq", "-o", "/dev/null", "-e", "inject=execve:error=ENOMEM:when=1", "--"];
+    let code = |argv: &[&str]| {
+        let mut cmd = Command::new("strace");
+        cmd.args(inject).args(argv).env("TJ_DISABLE", "1");
+        let out = env.run_cmd(cmd, b"");
+        (out.status.code(), stderr(&out))
+    };
+    let (alone, said) = code(&["env", "true"]);
+    assert_eq!(alone, Some(126), "env: {said}");
+    let (with_tj, said) = code(&[env!("CARGO_BIN_EXE_tj"), "run", "--", "true"]);
+    assert_eq!(with_tj, alone, "tj: {said}");
+    assert!(said.contains("true"), "{said}");
+}
