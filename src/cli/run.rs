@@ -21,7 +21,7 @@
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
@@ -357,6 +357,15 @@ fn has_side_channel(args: &Args) -> bool {
     args.emit.is_some() || args.emit_fd.is_some()
 }
 
+/// The side channel `--emit` or `--emit-fd` names (the file when both are given).
+fn side_channel(args: &Args) -> Option<Channel> {
+    match (&args.emit, args.emit_fd) {
+        (Some(path), _) => Some(Channel::File(path.clone())),
+        (None, Some(fd)) => Some(Channel::Fd(fd)),
+        (None, None) => None,
+    }
+}
+
 /// `[tj] exit N` only where tj is the agent's only view of the run: a harness that shows
 /// the exit status itself, or reads the side channel next to tj's status, has it already.
 fn hide_exit(args: &Args) -> bool {
@@ -578,11 +587,7 @@ fn emit_rendition(
         return;
     }
     let shown_exit = if hide_exit(args) { None } else { run.exit_code };
-    let channel = match (&args.emit, args.emit_fd) {
-        (Some(path), _) => Some(Channel::File(path.clone())),
-        (None, Some(fd)) => Some(Channel::Fd(fd)),
-        (None, None) => None,
-    };
+    let channel = side_channel(args);
     if let Rendition::Whole { redact } = *rendition
         && channel.is_none()
         && args.emit_format == Format::Text
@@ -619,11 +624,7 @@ fn emit_rendition(
 /// line saying why this run has no rendition, so that a harness reading it never takes
 /// another command's result for this one's. `code` is tj's exit code, when it is known.
 fn note_on_side_channel(args: &Args, why: &str, code: Option<u8>) {
-    let channel = match (&args.emit, args.emit_fd) {
-        (Some(path), _) => Channel::File(path.clone()),
-        (None, Some(fd)) => Channel::Fd(fd),
-        (None, None) => return,
-    };
+    let Some(channel) = side_channel(args) else { return };
     // No exit line, as in every rendition on a side channel: its reader has tj's status.
     let line = format!("[tj] {}", diag::escape(why));
     let text = match args.emit_format {
@@ -760,7 +761,7 @@ fn blocked_after(env: &Env) -> std::time::Duration {
 /// Replaces tj with the command (transparent mode, or a run tj could not set up): same pid,
 /// no PTY, no capture. Returns only if the exec failed, with env(1)'s status for it.
 fn exec_directly(argv: &[OsString]) -> Status {
-    let err = relay::exec_in_place(argv, Path::new("."));
+    let err = relay::exec_in_place(argv);
     diag::error(&anyhow::anyhow!("{err}"));
     status_of(&err)
 }

@@ -35,7 +35,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -272,11 +272,11 @@ impl fmt::Display for SpawnError {
 
 impl std::error::Error for SpawnError {}
 
-/// Replaces this process with `argv`, run in `cwd`: same pid, tj's stdio and environment.
+/// Replaces this process with `argv`: same pid, tj's stdio, environment and directory.
 /// Returns only if it could not, with the error as a spawn would give it (`cargo: command
 /// not found`, `x: bad interpreter /bin/nope: no such file or directory`, …).
-pub fn exec_in_place(argv: &[OsString], cwd: &Path) -> SpawnError {
-    exec::exec_in_place(&Spec::new(argv.to_vec(), cwd.to_path_buf()))
+pub fn exec_in_place(argv: &[OsString]) -> SpawnError {
+    exec::exec_in_place(&Spec::new(argv.to_vec(), PathBuf::from(".")))
 }
 
 /// Makes tj's signal dispositions those it was started with again, for an exec of the
@@ -412,8 +412,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         exited: exited_rx,
         live,
         capture: Some(capture),
-        onlcr: (master.is_some() && spec.translate_in_capture && untranslated(spec, &term))
-            .then(Vec::new),
+        onlcr: (master.is_some() && spec.translate_in_capture && !term.wants_keys()).then(Vec::new),
         drain_idle: spec.drain_idle,
         drain_total: spec.drain_total,
         idle,

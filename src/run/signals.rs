@@ -95,7 +95,7 @@ fn registry() -> &'static Registry {
         wanted.extend([SIGWINCH, SIGCONT]);
         let sigchld_ignored = is_ignored(SIGCHLD);
         if sigchld_ignored {
-            default_action(SIGCHLD);
+            set_disposition(SIGCHLD, libc::SIG_DFL);
         }
         // Not when tj was started with SIGCHLD blocked: its handler would never run, and a
         // thread waits for the child instead, as it always did.
@@ -124,7 +124,7 @@ fn registry() -> &'static Registry {
 /// (a run tj could not set up): SIGCHLD ignored stays ignored, as in the command it spawns.
 pub(super) fn restore_inherited() {
     if REGISTRY.get().is_some_and(|registry| registry.sigchld_ignored) {
-        ignore(SIGCHLD);
+        set_disposition(SIGCHLD, libc::SIG_IGN);
     }
 }
 
@@ -145,25 +145,15 @@ fn is_blocked(sig: c_int) -> bool {
     nix_signal::SigSet::thread_get_mask().is_ok_and(|mask| mask.contains(sig))
 }
 
-/// Gives `sig` its default action.
+/// Sets the disposition of `sig` to `handler`: `SIG_DFL` (its default action) or `SIG_IGN`
+/// (ignored; an exec keeps it so).
 #[allow(unsafe_code)]
-fn default_action(sig: c_int) {
-    // SAFETY: SIG_DFL installs no handler of ours; sigaction only reads `action`, a plain C
-    // struct for which all zeroes (empty mask, no flags) is a valid value.
+fn set_disposition(sig: c_int, handler: libc::sighandler_t) {
+    // SAFETY: SIG_DFL and SIG_IGN install no handler of ours; sigaction only reads
+    // `action`, a plain C struct for which all zeroes (empty mask, no flags) is valid.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(sig, &action, std::ptr::null_mut());
-    }
-}
-
-/// Ignores `sig` (for an exec: the disposition is inherited).
-#[allow(unsafe_code)]
-fn ignore(sig: c_int) {
-    // SAFETY: as in `default_action`, with SIG_IGN.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = libc::SIG_IGN;
+        action.sa_sigaction = handler;
         libc::sigaction(sig, &action, std::ptr::null_mut());
     }
 }

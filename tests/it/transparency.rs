@@ -150,14 +150,19 @@ fn started_with_sigchld_ignored_tj_keeps_the_exit_code_and_the_disposition() {
         let cmd = ignoring_sigchld(tj(&env, &["run", mode, "--", "cat", "/proc/self/status"]));
         let out = env.run_cmd(cmd, b"");
         let text = String::from_utf8_lossy(&out.stdout);
-        let ignored = text
-            .lines()
-            .find_map(|line| line.strip_prefix("SigIgn:"))
-            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-            .unwrap_or_else(|| panic!("{mode}: no SigIgn line in {text}"));
-        let chld = 1u64 << (libc::SIGCHLD - 1);
-        assert_eq!(ignored & chld, chld, "{mode}: SIGCHLD not ignored in the command: {text}");
+        assert!(sigchld_ignored(&text), "{mode}: SIGCHLD not ignored in the command: {text}");
     }
+}
+
+/// Whether `status`, a `/proc/PID/status`, says SIGCHLD is ignored.
+fn sigchld_ignored(status: &str) -> bool {
+    let ignored = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or_else(|| panic!("no SigIgn line in {status}"));
+    let chld = 1u64 << (libc::SIGCHLD - 1);
+    ignored & chld == chld
 }
 
 /// Started with SIGCHLD blocked, tj still sees its command end (a handler for it would never
@@ -597,13 +602,7 @@ fn a_command_run_in_tj_s_place_keeps_sigchld_ignored() {
     let out = env.run_cmd(cmd, b"");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(stderr(&out).contains("running the command without tj"), "{}", stderr(&out));
-    let ignored = text
-        .lines()
-        .find_map(|line| line.strip_prefix("SigIgn:"))
-        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .unwrap_or_else(|| panic!("no SigIgn line in {text}"));
-    let chld = 1u64 << (libc::SIGCHLD - 1);
-    assert_eq!(ignored & chld, chld, "SIGCHLD not ignored in the command: {text}");
+    assert!(sigchld_ignored(&text), "SIGCHLD not ignored in the command: {text}");
 }
 
 /// A signal sent to tj while it sets up a run that then fails is not lost: tj ends by it
