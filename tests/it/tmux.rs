@@ -22,11 +22,12 @@ struct Tmux {
 impl Tmux {
     /// `None`, after saying why, only where tmux is not installed (`.ci/run` installs it).
     #[allow(clippy::print_stdout)] // a skip is said, never silent
-    fn start(env: &TestEnv) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            println!("skipping: tmux is not installed");
-            return None;
-        }
+    fn start(env: &TestEnv) -> Tmux {
+        // Not a skip: .ci/run installs tmux, and a check that did not run is no check.
+        assert!(
+            Command::new("tmux").arg("-V").output().is_ok(),
+            "tmux is needed for what a person sees (.ci/run installs it)"
+        );
         let socket = format!("tj-test-{}", env.root.file_name().unwrap().to_string_lossy());
         let tmux = Tmux { socket };
         let bin = Path::new(env!("CARGO_BIN_EXE_tj")).parent().unwrap().display().to_string();
@@ -46,7 +47,7 @@ impl Tmux {
             .unwrap();
         assert!(out.status.success(), "tmux new-session: {}", stderr(&out));
         tmux.wait_for("READY$");
-        Some(tmux)
+        tmux
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -128,7 +129,7 @@ impl Drop for Tmux {
 #[test]
 fn a_prompt_is_answered_through_tj_as_without_it() {
     let env = TestEnv::new();
-    let Some(tmux) = Tmux::start(&env) else { return };
+    let tmux = Tmux::start(&env);
     for prefix in ["", "tj run -- "] {
         tmux.clear();
         tmux.line(&format!("{prefix}sh -c 'printf \"name? \"; read n; echo \"hello $n\"'"));
@@ -150,7 +151,7 @@ fn less_pages_resizes_and_quits_through_tj() {
     let env = TestEnv::new();
     let text: String = (1..=200).map(|i| format!("row {i:03} of the file\n")).collect();
     env.write("work/notes.txt", &text);
-    let Some(tmux) = Tmux::start(&env) else { return };
+    let tmux = Tmux::start(&env);
     tmux.clear();
     tmux.line("tj run -- less notes.txt");
     let screen = tmux.wait_for("row 001 of the file");
@@ -174,7 +175,7 @@ fn less_pages_resizes_and_quits_through_tj() {
 #[test]
 fn ctrl_c_ends_the_command_with_130_through_tj() {
     let env = TestEnv::new();
-    let Some(tmux) = Tmux::start(&env) else { return };
+    let tmux = Tmux::start(&env);
     // A duration of its own per step, so that no other test's sleep is taken for this one.
     for (prefix, secs) in [("", "4301"), ("tj run -- ", "4302")] {
         tmux.clear();
@@ -215,7 +216,7 @@ fn wait_for_process(argv: &[&str]) {
 #[test]
 fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
     let env = TestEnv::new();
-    let Some(tmux) = Tmux::start(&env) else { return };
+    let tmux = Tmux::start(&env);
     for prefix in ["", "tj run -- "] {
         tmux.clear();
         tmux.line(&format!("{prefix}sh -c 'echo started; sleep 2; echo finished'"));
