@@ -153,7 +153,7 @@ pub fn prelude(bin: Option<&str>, commands: &[String], when: ShellHook) -> Strin
 }
 
 /// Quotes `text` for bash and zsh: single quotes, with each `'` written as `'\''`.
-fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 

@@ -61,7 +61,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
         return match store.read_rendition(&args.id) {
             Ok(text) => emit::stdout(&text).map(|()| Status::Ok),
             Err(err) => {
-                crate::diag::error(&err);
+                crate::diag::error(&no_rendition(&store, &args.id, err));
                 Ok(Status::Failure)
             }
         };
@@ -198,6 +198,20 @@ fn print_lines(
     }
     flush(&out)?;
     Ok(Shown { printed, total })
+}
+
+/// Why `id` has no rendition to print: `err` as it is, unless the run was watched live
+/// (see [`crate::store::Metadata::watched`]), which is said with what to run instead.
+fn no_rendition(store: &Store, id: &str, err: anyhow::Error) -> anyhow::Error {
+    let watched = store.resolve(id).ok().and_then(|id| store.previous(&id)).filter(|m| m.watched());
+    let Some(meta) = watched else { return err };
+    let command = meta.command.unwrap_or_else(|| meta.argv.join(" "));
+    let command = crate::diag::escape(&command);
+    anyhow::anyhow!(
+        "`{id}` ran in a terminal with no agent reading (`{command}`, watched live): tj made no rendition of it. `tj expand {id}` prints the output; `tj expand {id} --raw | tj reduce --command {quoted}` reduces it now",
+        id = meta.id,
+        quoted = crate::shell::quote(&command),
+    )
 }
 
 /// Calls `f` with each line of `bytes` and its 1-based number, numbered as the rendition

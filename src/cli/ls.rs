@@ -48,7 +48,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
             (Some(code), None) => format!("exit {code}"),
             (None, None) => "-".to_owned(),
         };
-        let reduced = meta.reduced_chars.map_or_else(|| "-".to_owned(), |c| c.to_string());
+        // A run watched live has no rendition: nobody was given one.
+        let reduced = match meta.reduced_chars {
+            Some(chars) => chars.to_string(),
+            None if meta.watched() => "(live)".to_owned(),
+            None => "-".to_owned(),
+        };
         let _ = writeln!(
             out,
             "{}  {:>5}  {:<8}  {:>9} → {:<9}  {}",

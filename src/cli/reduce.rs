@@ -344,8 +344,14 @@ pub(crate) fn record(
     {
         diag::warn_once(&format!("{err:#}"));
     }
+    sweep_if_due(store, &artifact.id);
+}
+
+/// Removes old originals when a sweep is due ([`Store::sweep_due`]), never `keep`: one
+/// warning if that failed.
+pub(crate) fn sweep_if_due(store: &Store, keep: &str) {
     if store.sweep_due()
-        && let Err(err) = store.sweep(&Retention::default(), Some(&artifact.id))
+        && let Err(err) = store.sweep(&Retention::default(), Some(keep))
     {
         diag::warn_once(&format!("{err:#}; old originals were not cleaned up"));
     }

@@ -6,6 +6,8 @@
 //! ([`relay()`]), persist the original before anything names it ([`persist`]), reduce
 //! ([`reduce_output`]), annotate ([`annotate`]), emit ([`emit_rendition`]). Every failure
 //! inside tj is one warning and a fail-open path: the exit status is always the child's.
+//! A run watched live with no side channel stops once the original is stored
+//! ([`keep_watched`]): nobody would read a rendition.
 //!
 //! What the agent gets ([`Rendition`]):
 //! - an output of at most [`stream::WHOLE_MAX`] bytes is reduced whole by the engine;
@@ -40,9 +42,10 @@ use crate::store::{Metadata, Store};
 /// Run a command: live for you, reduced for the agent
 ///
 /// The command runs in a pseudo-terminal, so colours, progress bars and prompts look as they
-/// would without tj. Its output is stored, reduced, and the rendition goes to the side
-/// channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the command
-/// ends. tj exits with the command's exit status (128+N for signal N).
+/// would without tj. Its output is stored (`tj expand`), reduced, and the rendition goes to
+/// the side channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the
+/// command ends; in your terminal without a side channel, nobody reads a rendition and none
+/// is made. tj exits with the command's exit status (128+N for signal N).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Force agent mode: nothing live; the rendition on stdout (or the side channel)
@@ -101,8 +104,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let spec = build_spec(args, env, mode);
     let store = Store::new(env).ok();
     let argv = argv_strings(&args.command);
+    let watched = is_watched(args, mode);
     let mut setup = None;
-    let meanwhile = || setup = read_setup(env, &argv);
+    let meanwhile = || {
+        if !watched {
+            setup = read_setup(env, &argv);
+        }
+    };
     let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
         // The child never ran: the error is printed, the status is env(1)'s.
@@ -126,7 +134,19 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
     // An empty output is not stored (see `record_unstored`).
     let empty = run.captured.total_bytes == 0 && run.captured.streamed.is_none();
-    let artifact = if empty { None } else { persist(store.as_ref(), &mut run.captured, &mut meta) };
+    if watched {
+        if !empty {
+            keep_watched(store.as_ref(), &mut run.captured, &mut meta);
+        }
+        return Ok(run.status);
+    }
+    let what = if run.captured.dropped_bytes > 0 {
+        "the rendition is what tj kept of the output, its first and last bytes"
+    } else {
+        "the rendition is the whole original"
+    };
+    let artifact =
+        if empty { None } else { persist(store.as_ref(), &mut run.captured, &mut meta, what) };
     let (last, previous) = look_back(store.as_ref(), &meta, artifact.as_ref());
     let mut rendition =
         reduce_output(args, env, &run, (artifact.as_ref(), previous.as_ref()), &argv, setup);
@@ -389,22 +409,39 @@ fn metadata(args: &Args, env: &Env, mode: Mode, run: &Ran) -> Metadata {
     }
 }
 
-/// Stores the original. `None` (after one warning) when it could not be stored: then
-/// nothing lossy may be adopted.
+/// Whether nobody is given a rendition of this run: a person watches it live in terminal
+/// mode and there is no side channel. Its original is stored for `tj expand`; nothing is
+/// reduced, and the ledger does not count it (no agent was spared anything).
+fn is_watched(args: &Args, mode: Mode) -> bool {
+    mode == Mode::Terminal && !has_side_channel(args)
+}
+
+/// Keeps the original of a watched run (see [`is_watched`]) for `tj expand`, with its
+/// metadata, and sweeps the store when a sweep is due. Nothing else: the rendition would go
+/// nowhere, so none is made (`tj expand ID --reduced` says so), no ledger line counts
+/// savings nobody had, and no last-run record names it for a later run's delta.
+fn keep_watched(store: Option<&Store>, captured: &mut Captured, meta: &mut Metadata) {
+    let what = "`tj expand` will not find this output";
+    let Some(artifact) = persist(store, captured, meta, what) else { return };
+    let Some(store) = store else { return };
+    if let Err(err) = store.write_metadata(meta) {
+        diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
+    }
+    super::reduce::sweep_if_due(store, &artifact.id);
+}
+
+/// Stores the original. `None` (after one warning, which ends with `what`: what follows for
+/// the run) when it could not be stored: then nothing lossy may be adopted.
 fn persist(
     store: Option<&Store>,
     captured: &mut Captured,
     meta: &mut Metadata,
+    what: &str,
 ) -> Option<ArtifactRef> {
     if captured.streamed.is_some() {
         // The disk failed and the agent has the output already: there is nothing to store.
         return None;
     }
-    let what = if captured.dropped_bytes > 0 {
-        "the rendition is what tj kept of the output, its first and last bytes"
-    } else {
-        "the rendition is the whole original"
-    };
     match store.map(|s| s.adopt(captured, meta)) {
         Some(Ok(artifact)) => {
             // Adopting renamed the spill file into place: read it back from there.

@@ -269,7 +269,7 @@ fn empty_message(summary: &Summary, view: &View<'_>, ledger: &str) -> String {
         return format!("no readable runs in {ledger} (every line was skipped)");
     }
     format!(
-        "no runs recorded yet in {ledger}; tj records a line for every `tj run` and `tj reduce`"
+        "no runs recorded yet in {ledger}; tj records a line for every `tj reduce` and every `tj run` that gives an agent a rendition"
     )
 }
 

@@ -29,8 +29,9 @@ use crate::env::Env;
 /// How `tj run` treats the command's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// stdout is a person's terminal: live passthrough, byte-exact; the rendition goes to the
-    /// side channel if one is configured, and to the store either way.
+    /// stdout is a person's terminal: live passthrough, byte-exact; the original goes to the
+    /// store, and the rendition to the side channel if one is configured (without one, no
+    /// rendition is made: nobody would read it).
     Terminal,
     /// An agent reads stdout: nothing live; the rendition is printed when the child ends
     /// (or goes to the side channel, and stdout carries a clean live text stream).

@@ -94,6 +94,14 @@ pub struct Metadata {
     pub host: Option<String>,
 }
 
+impl Metadata {
+    /// Whether the run was watched live with no agent given a rendition (terminal mode, no
+    /// side channel): tj stored its original and made no rendition of it.
+    pub fn watched(&self) -> bool {
+        self.mode.as_deref() == Some("terminal") && self.reduced_chars.is_none()
+    }
+}
+
 /// How often [`Store::sweep_due`] lets a sweep run.
 pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
 

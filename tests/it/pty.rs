@@ -771,6 +771,55 @@ fn side_channels_hold_the_complete_rendition_in_terminal_mode() {
         assert!(live.contains("case_0150 ... ok"), "{live}");
         assert!(!live.contains("[tj]"), "{live}");
     }
+    // Each of the three gave an agent a rendition: each is counted.
+    let ledger = read_text(&env.data().join("ledger.jsonl"));
+    assert_eq!(ledger.lines().count(), 3, "{ledger}");
+}
+
+#[test]
+fn a_run_watched_live_is_stored_but_neither_reduced_nor_counted() {
+    // Terminal mode, no side channel: a person reads the whole output, so no rendition is
+    // made and the ledger counts nothing saved. The original is kept for `tj expand`.
+    let env = TestEnv::new();
+    let path = fake_cargo(&env);
+    // Nothing the reduction would need is read: a broken configuration goes unmentioned.
+    env.write("config/config.json", "{");
+    let mut cmd = outer_cmd(&env, &wrapped("", r#""$TJ" run -- cargo test"#));
+    cmd.env("PATH", &path);
+    let done = Outer::spawn(cmd, size(24, 80)).finish();
+    assert_eq!(done.rc, 101, "{}", done.text());
+    done.assert_terminal_restored();
+    let live = String::from_utf8_lossy(done.body()).into_owned();
+    assert!(live.contains("case_0150 ... ok"), "{live}");
+    assert!(!live.contains("tj:") && !live.contains("[tj]"), "{live}");
+
+    let meta = only_artifact(&env);
+    let id = meta["id"].as_str().unwrap().to_owned();
+    assert_eq!(meta["mode"], "terminal", "{meta}");
+    assert!(meta["reducedChars"].is_null(), "{meta}");
+    assert!(!env.data().join("ledger.jsonl").exists(), "a watched run was counted");
+    assert!(!env.data().join("spill").join(format!("{id}.txt")).exists());
+
+    let ls = env.run(&["ls"], b"");
+    assert!(crate::util::stdout(&ls).contains(" → (live)"), "{}", crate::util::stdout(&ls));
+    let stats = env.run(&["stats"], b"");
+    assert!(crate::util::stdout(&stats).starts_with("no runs recorded yet"));
+
+    let whole = env.run(&["expand", &id], b"");
+    assert!(whole.status.success(), "{}", crate::util::stderr(&whole));
+    assert!(crate::util::stdout(&whole).contains("case_0150 ... ok"));
+    let reduced = env.run(&["expand", &id, "--reduced"], b"");
+    assert_eq!(reduced.status.code(), Some(1));
+    let why = crate::util::stderr(&reduced);
+    assert!(why.contains("watched live): tj made no rendition of it"), "{why}");
+    // The way out it names works: the original, reduced now.
+    let recipe = format!("tj expand {id} --raw | tj reduce --command 'cargo test'");
+    assert!(why.contains(&recipe), "{why}");
+    let raw = env.run(&["expand", &id, "--raw"], b"");
+    let now = env.run(&["reduce", "--command", "cargo test"], &raw.stdout);
+    let text = crate::util::stdout(&now);
+    assert!(text.contains("test module::tests::broken ... FAILED"), "{text}");
+    assert!(!text.contains("case_0150 ... ok"), "not reduced:\n{text}");
 }
 
 #[test]

@@ -326,11 +326,14 @@ fn agent_mode_ends_a_child_blocked_on_a_terminal_prompt() {
 #[test]
 fn setup_warnings_wait_until_the_command_has_ended() {
     // The configuration and rules are read while the command runs; what is wrong with them
-    // is said after its output, never in the middle of it.
+    // is said after its output, never in the middle of it. (A side channel: without one, a
+    // live run makes no rendition and reads neither.)
     let env = TestEnv::new();
     env.write("config/config.json", "{");
+    let side = env.work().join("side.txt");
     let (mut reader, writer) = std::io::pipe().unwrap();
-    let mut cmd = env.cmd(&["run", "--live", "--", "sh", "-c", "echo one; sleep 0.3; echo two"]);
+    let mut cmd = env.cmd(&["run", "--live", "--emit", side.to_str().unwrap(), "--"]);
+    cmd.args(["sh", "-c", "echo one; sleep 0.3; echo two"]);
     cmd.stdin(Stdio::null()).stdout(writer.try_clone().unwrap()).stderr(writer);
     let mut child = spawn_retrying(&mut cmd);
     drop(cmd);

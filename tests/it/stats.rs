@@ -206,7 +206,7 @@ fn an_empty_or_missing_ledger_says_so() {
         assert_eq!(
             stdout(&out).trim_end(),
             format!(
-                "no runs recorded yet in {}; tj records a line for every `tj run` and `tj reduce`",
+                "no runs recorded yet in {}; tj records a line for every `tj reduce` and every `tj run` that gives an agent a rendition",
                 ledger.display()
             ),
             "{setup}"
