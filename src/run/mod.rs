@@ -393,6 +393,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
     }
 
+    // Before any thread starts, so that each starts with SIGTSTP blocked: one that has not
+    // yet blocked it would take a Ctrl-Z and stop tj alone (see `StopTogether`).
+    let mut stop_together = (!spec.pty).then(signals::StopTogether::hold);
     let (tx, rx) = mpsc::channel();
     // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
     // in reverse order): the terminal is restored before those signals act by default again.
@@ -450,6 +453,10 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     // for it, and a signal that comes meanwhile waits in signal-hook's queue.
     watch.listen(&mut warnings);
 
+    // Without a PTY, Ctrl-Z at tj's terminal reaches tj alone: the command is stopped with it.
+    if let Some(stop_together) = &mut stop_together {
+        stop_together.attach(job);
+    }
     let keys = keys.map(|(master, stop)| pty::Keys { master, stop, events: tx.clone() });
     term.attach(master, keys);
     on_spawn(&tx, job);

@@ -7,7 +7,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
@@ -388,6 +388,7 @@ pub(super) fn supervise(
             Event::Exited => {
                 done.exited_at = Some(Instant::now());
                 exited = None;
+                StopTogether::forget_job();
             }
             Event::PumpDone(report) => done.pump = Some(report),
             Event::Idle(quiet) => {
@@ -409,6 +410,7 @@ pub(super) fn supervise(
                 if done.exited_at.is_none() && child.is_some_and(|child| has_exited(child, false)) {
                     done.exited_at = Some(Instant::now());
                     exited = None;
+                    StopTogether::forget_job();
                 }
             }
             Event::Signal(SIGWINCH) => term.resize(),
@@ -478,6 +480,128 @@ fn suspend_with_child(pid: Pid, term: &mut Terminal) {
     let _ = nix_signal::killpg(unistd::getpgrp(), Signal::SIGTSTP);
     term.resume();
     let _ = nix_signal::killpg(pid, Signal::SIGCONT);
+}
+
+/// The process group a SIGTSTP sent to tj stops too, while a command runs without a PTY
+/// ([`StopTogether`]); 0 when there is none (any more).
+static STOP_WITH: AtomicI32 = AtomicI32::new(0);
+
+/// Ctrl-Z for a command without a PTY (`--no-pty`): while it is installed, a SIGTSTP sent
+/// to tj (the terminal's suspend character, `kill -TSTP`) stops the command's process group
+/// and then tj, and `fg` (SIGCONT) continues both, as the shell's job control would stop
+/// and continue the command without tj.
+///
+/// Needed because the command leads a session of its own: the terminal's SIGTSTP reaches
+/// tj's process group only, and tj stopped alone while the command ran on. On a PTY, tj
+/// does the job control itself ([`suspend_with_child`]) and this is not installed.
+///
+/// tj stops by SIGTSTP at its default action, raised from the handler: the shell sees the
+/// job stop as it would without tj, and in an orphaned process group, where the kernel
+/// discards that signal, tj runs on and the command is continued at once rather than left
+/// stopped with nobody to continue it.
+///
+/// [`StopTogether::hold`] blocks SIGTSTP on the calling thread before the relay starts its
+/// threads (which inherit the mask, and block SIGTSTP for good), and
+/// [`StopTogether::attach`] unblocks it once the handler knows the command: a Ctrl-Z typed
+/// as the command starts waits for that moment instead of stopping tj alone. (The command does not inherit the blocked
+/// signal: `std::process` empties the signal mask before exec.) Dropping the guard puts the
+/// previous action and the thread's mask back.
+pub(super) struct StopTogether {
+    /// The action before [`StopTogether::attach`] installed the handler.
+    previous: Option<libc::sigaction>,
+    /// The thread's mask before [`StopTogether::hold`], while SIGTSTP is held.
+    held: Option<nix_signal::SigSet>,
+}
+
+impl StopTogether {
+    /// Holds SIGTSTP on the calling thread until [`StopTogether::attach`].
+    pub(super) fn hold() -> StopTogether {
+        let mut tstp = nix_signal::SigSet::empty();
+        tstp.add(Signal::SIGTSTP);
+        let held = tstp.thread_swap_mask(nix_signal::SigmaskHow::SIG_BLOCK).ok();
+        StopTogether { previous: None, held }
+    }
+
+    /// Installs the handler for the process group `job`, then lets SIGTSTP in. Nothing is
+    /// installed if tj was started with SIGTSTP ignored: it then stays ignored, for tj and
+    /// the command alike.
+    #[allow(unsafe_code)]
+    pub(super) fn attach(&mut self, job: Pid) {
+        if !is_ignored(libc::SIGTSTP) {
+            STOP_WITH.store(job.as_raw(), Ordering::SeqCst);
+            // SAFETY: sigaction is given a fully initialised action (all zeroes is valid,
+            // the mask emptied by sigemptyset) and a handler that makes async-signal-safe
+            // calls only; `previous` receives the old action.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_stop as extern "C" fn(c_int) as libc::sighandler_t;
+                // SA_NODEFER: the SIGTSTP the handler raises acts at once, inside it.
+                action.sa_flags = libc::SA_RESTART | libc::SA_NODEFER;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGTSTP, &action, &mut previous) == 0 {
+                    self.previous = Some(previous);
+                } else {
+                    STOP_WITH.store(0, Ordering::SeqCst);
+                }
+            }
+        }
+        self.release();
+    }
+
+    /// The command has exited: what is left in its process group is not tj's to stop.
+    pub(super) fn forget_job() {
+        STOP_WITH.store(0, Ordering::SeqCst);
+    }
+
+    /// Puts the thread's mask back, if SIGTSTP is still held.
+    fn release(&mut self) {
+        if let Some(mask) = self.held.take() {
+            let _ = mask.thread_set_mask();
+        }
+    }
+}
+
+impl Drop for StopTogether {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        STOP_WITH.store(0, Ordering::SeqCst);
+        if let Some(previous) = &self.previous {
+            // SAFETY: puts back the action sigaction reported when the handler was set.
+            unsafe {
+                libc::sigaction(libc::SIGTSTP, previous, std::ptr::null_mut());
+            }
+        }
+        self.release();
+    }
+}
+
+/// The SIGTSTP handler of [`StopTogether`]: async-signal-safe calls only (kill, sigaction,
+/// raise), errno kept for the code it interrupted.
+#[allow(unsafe_code)]
+extern "C" fn on_stop(_: c_int) {
+    // SAFETY: every call is async-signal-safe and takes only values on this stack; errno is
+    // this thread's, read and written back through the pointer libc gives for it.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let job = STOP_WITH.load(Ordering::SeqCst);
+        if job > 0 {
+            libc::kill(-job, libc::SIGSTOP);
+        }
+        let mut ours: libc::sigaction = std::mem::zeroed();
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut default.sa_mask);
+        libc::sigaction(libc::SIGTSTP, &default, &mut ours);
+        // Stops tj here, until SIGCONT; discarded at once in an orphaned process group.
+        libc::raise(libc::SIGTSTP);
+        libc::sigaction(libc::SIGTSTP, &ours, std::ptr::null_mut());
+        let job = STOP_WITH.load(Ordering::SeqCst);
+        if job > 0 {
+            libc::kill(-job, libc::SIGCONT);
+        }
+        *libc::__errno_location() = errno;
+    }
 }
 
 /// Blocks SIGTSTP on the calling thread; every helper thread of the relay calls this first,

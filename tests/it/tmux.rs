@@ -262,3 +262,41 @@ fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
         );
     }
 }
+
+/// Ctrl-Z with `--no-pty`: the command leads a session of its own there, so the terminal's
+/// SIGTSTP reaches tj only; tj stops the command with itself, and `fg` continues both, as
+/// the shell stops and continues the command without tj.
+#[test]
+fn ctrl_z_stops_a_command_without_a_pty_and_fg_continues_it() {
+    let env = TestEnv::new();
+    let tmux = Tmux::start(&env);
+    let count = env.work().join("count");
+    let read_count = || std::fs::read_to_string(&count).unwrap_or_default();
+    for prefix in ["", "tj run --no-pty -- "] {
+        tmux.clear();
+        let _ = std::fs::remove_file(&count);
+        // The trap: a SIGINT that lands in a fork, before the `sleep` is exec'd, is lost for
+        // that child, and the loop would run on; the shell's own copy ends it.
+        tmux.line(&format!(
+            "{prefix}sh -c 'trap \"exit 130\" INT; i=0; echo counting; while :; do i=$((i+1)); echo $i > count; sleep 0.1; done'"
+        ));
+        tmux.wait_for("counting");
+        tmux.key("C-z");
+        tmux.wait_for("Stopped");
+        let stopped = read_count();
+        // Ten counts a second while it runs: none in half a second means it is stopped.
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(read_count(), stopped, "{prefix:?}: the command ran on while stopped");
+        tmux.line("fg");
+        let start = Instant::now();
+        while read_count() == stopped {
+            assert!(start.elapsed() < DEADLINE, "{prefix:?}: never continued after fg");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        tmux.key("C-c");
+        tmux.wait_until(|s| s.trim_end().ends_with("READY$"), "the prompt after Ctrl-C");
+        tmux.line("echo \"code=$?\"");
+        let screen = tmux.wait_until(|s| s.lines().any(|l| l.starts_with("code=")), "code=");
+        assert!(screen.contains("code=130"), "{prefix:?}: {screen}");
+    }
+}
