@@ -424,7 +424,10 @@ fn keep_watched(store: Option<&Store>, captured: &mut Captured, meta: &mut Metad
     let what = "`tj expand` will not find this output";
     let Some(artifact) = persist(store, captured, meta, what) else { return };
     let Some(store) = store else { return };
-    if let Err(err) = store.write_metadata(meta) {
+    // The same bytes, stored by a run an agent was given a rendition of: that record (its
+    // rule, rendition, tokens) stays; only the original's time was refreshed.
+    let given = store.previous(&artifact.id).is_some_and(|prev| !prev.watched());
+    if !given && let Err(err) = store.write_metadata(meta) {
         diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
     }
     super::reduce::sweep_if_due(store, &artifact.id);

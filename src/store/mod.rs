@@ -697,9 +697,11 @@ pub const DEDUPE_TTL_SECS: u64 = 600;
 pub const DELTA_TTL_SECS: u64 = 4 * 3600;
 
 /// Returns true if and only if `prev` (read before this run overwrote it) describes the
-/// same output of the same command, in the same place and the same `TJ_SESSION`, recently.
+/// same output of the same command, in the same place and the same `TJ_SESSION`, recently,
+/// that an agent was given a rendition of (a run watched live was never shown to one).
 pub fn is_repeat(prev: &Metadata, now: &Metadata) -> bool {
     !prev.sha256.is_empty()
+        && !prev.watched()
         && prev.sha256 == now.sha256
         // Only within a session (TJ_SESSION, set by the shell hook): a person running the
         // same command twice by hand wants to see its output twice.

@@ -813,10 +813,12 @@ fn a_run_watched_live_is_stored_but_neither_reduced_nor_counted() {
     let why = crate::util::stderr(&reduced);
     assert!(why.contains("watched live): tj made no rendition of it"), "{why}");
     // The way out it names works: the original, reduced now.
-    let recipe = format!("tj expand {id} --raw | tj reduce --command 'cargo test'");
+    let recipe =
+        format!("tj expand {id} --raw | tj reduce --exit-code 101 --cols 80 -- 'cargo' 'test'");
     assert!(why.contains(&recipe), "{why}");
     let raw = env.run(&["expand", &id, "--raw"], b"");
-    let now = env.run(&["reduce", "--command", "cargo test"], &raw.stdout);
+    let now = env
+        .run(&["reduce", "--exit-code", "101", "--cols", "80", "--", "cargo", "test"], &raw.stdout);
     let text = crate::util::stdout(&now);
     assert!(text.contains("test module::tests::broken ... FAILED"), "{text}");
     assert!(!text.contains("case_0150 ... ok"), "not reduced:\n{text}");

@@ -344,3 +344,35 @@ fn setup_warnings_wait_until_the_command_has_ended() {
     let warning = text.find("tj: ").unwrap_or_else(|| panic!("no warning: {text}"));
     assert!(two < warning, "{text}");
 }
+
+/// A run a person watched (terminal mode, no side channel) is no rendition an agent has
+/// seen: the agent's first run of the same output gets the rendition, not a stub naming
+/// it; and a watched run of bytes an agent run stored leaves that run's record as it was.
+#[test]
+fn a_watched_run_neither_dedupes_nor_overwrites_an_agent_run() {
+    let env = TestEnv::new();
+    script(&env, "cargo", CARGO_TEST);
+    let path = format!("{}:{}", env.work().display(), std::env::var("PATH").unwrap_or_default());
+    let run = |mode: &str| {
+        let mut cmd = env.cmd(&["run", mode, "--", "cargo", "test"]);
+        cmd.env("PATH", &path).env("TJ_SESSION", "s1");
+        let out = env.run_cmd(cmd, b"");
+        assert_eq!(out.status.code(), Some(101), "{}", stderr(&out));
+        stdout(&out)
+    };
+    run("--live");
+    let agent = run("--agent");
+    assert!(agent.contains("test module::tests::broken ... FAILED"), "{agent}");
+    assert!(!agent.contains("same output as"), "{agent}");
+
+    // Same bytes, same id: the agent run's rule and rendition stay on record.
+    run("--live");
+    let ls = stdout(&env.run(&["ls"], b""));
+    assert!(!ls.contains("(live)"), "{ls}");
+    let id = ls.split_whitespace().next().unwrap().to_owned();
+    let reduced = env.run(&["expand", &id, "--reduced"], b"");
+    assert!(reduced.status.success(), "{}", stderr(&reduced));
+    assert!(stdout(&reduced).contains("... FAILED"), "{}", stdout(&reduced));
+    let ledger = std::fs::read_to_string(env.data().join("ledger.jsonl")).unwrap();
+    assert_eq!(ledger.lines().count(), 1, "{ledger}");
+}
