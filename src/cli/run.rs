@@ -46,7 +46,7 @@ use crate::store::{Metadata, Store};
 /// the side channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the
 /// command ends; in your terminal without a side channel, nobody reads a rendition and none
 /// is made. tj exits with the command's exit status (128+N for signal N).
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub(crate) struct Args {
     /// Force agent mode: nothing live; the rendition on stdout (or the side channel)
     #[arg(long, conflicts_with = "live")]
@@ -65,17 +65,17 @@ pub(crate) struct Args {
     #[arg(long)]
     no_pty: bool,
 
-    /// Write the rendition to this file (atomically) before tj exits
-    #[arg(long, value_name = "PATH", env = crate::env::TJ_EMIT)]
+    /// Write the rendition to this file (atomically) before tj exits [env: TJ_EMIT]
+    #[arg(long, value_name = "PATH")]
     emit: Option<std::path::PathBuf>,
 
-    /// Write the rendition to this open file descriptor
-    #[arg(long, value_name = "N", env = crate::env::TJ_EMIT_FD)]
+    /// Write the rendition to this open file descriptor [env: TJ_EMIT_FD]
+    #[arg(long, value_name = "N")]
     emit_fd: Option<i32>,
 
-    /// The rendition's format
-    #[arg(long, value_enum, default_value_t = Format::Text, env = crate::env::TJ_EMIT_FORMAT)]
-    emit_format: Format,
+    /// The rendition's format [default: text] [env: TJ_EMIT_FORMAT]
+    #[arg(long, value_enum)]
+    emit_format: Option<Format>,
 
     /// The agent harness whose hook put tj here (recorded with the run; set by `tj hook`)
     #[arg(long, value_enum, value_name = "HOST")]
@@ -97,6 +97,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
+    let args = &args.clone().with_env(env);
     let mode = decide_mode(args, env);
     if mode == Mode::Transparent {
         return Ok(exec_directly(&args.command));
@@ -162,6 +163,53 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     }
     emit_rendition(args, mode, &rendition, &run, meta.duration_ms);
     Ok(run.status)
+}
+
+impl Args {
+    /// Fills the side channel from `TJ_EMIT`, `TJ_EMIT_FD` and `TJ_EMIT_FORMAT` where no flag
+    /// set it. Read here rather than by the argument parser, which refused to run the
+    /// command at all over an empty or malformed value (an exported `TJ_EMIT=` broke every
+    /// command the hook routes): an empty one counts as unset, a malformed one is warned
+    /// about and ignored.
+    fn with_env(mut self, env: &Env) -> Args {
+        if self.emit.is_none() && self.emit_fd.is_none() {
+            self.emit = env.emit.clone().filter(|path| !path.as_os_str().is_empty());
+            if self.emit.is_none() {
+                self.emit_fd = env.emit_fd.as_deref().and_then(|text| {
+                    let text = text.trim();
+                    let fd = text.parse::<i32>().ok().filter(|fd| *fd >= 0);
+                    if fd.is_none() && !text.is_empty() {
+                        diag::warn_once(&format!(
+                            "{}=`{}` is not a file descriptor number; ignored",
+                            crate::env::TJ_EMIT_FD,
+                            diag::escape(text)
+                        ));
+                    }
+                    fd
+                });
+            }
+        }
+        if self.emit_format.is_none() {
+            self.emit_format = env.emit_format.as_deref().and_then(|text| {
+                let text = text.trim();
+                let format = <Format as clap::ValueEnum>::from_str(text, true).ok();
+                if format.is_none() && !text.is_empty() {
+                    diag::warn_once(&format!(
+                        "{}=`{}` is not a format (text or json); text is used",
+                        crate::env::TJ_EMIT_FORMAT,
+                        diag::escape(text)
+                    ));
+                }
+                format
+            });
+        }
+        self
+    }
+
+    /// The rendition's format: `--emit-format`, else `TJ_EMIT_FORMAT`, else text.
+    fn format(&self) -> Format {
+        self.emit_format.unwrap_or(Format::Text)
+    }
 }
 
 /// Terminal, agent or transparent (DESIGN.md "Modes").
@@ -256,7 +304,7 @@ fn relay(
     // stored"). Only where stdout is the agent's text stream.
     if mode == Mode::Agent
         && !has_side_channel(args)
-        && args.emit_format == Format::Text
+        && args.format() == Format::Text
         && let Ok(fd) = relay::LiveFd::stdout()
     {
         capture.stream_overflow_to(Box::new(emit::CleanLive::new(fd)));
@@ -630,7 +678,7 @@ fn emit_rendition(
     let channel = side_channel(args);
     if let Rendition::Whole { redact } = *rendition
         && channel.is_none()
-        && args.emit_format == Format::Text
+        && args.format() == Format::Text
     {
         // Streamed to stdout: the original is never held as text.
         let written =
@@ -642,7 +690,7 @@ fn emit_rendition(
         }
         return;
     }
-    let text = rendition_text(args.emit_format, rendition, run, duration_ms, shown_exit);
+    let text = rendition_text(args.format(), rendition, run, duration_ms, shown_exit);
     let emitted = match &channel {
         Some(channel) => emit::to_channel(channel, &text),
         None => emit::stdout(&text),
@@ -667,7 +715,7 @@ fn note_on_side_channel(args: &Args, why: &str, code: Option<u8>) {
     let Some(channel) = side_channel(args) else { return };
     // No exit line, as in every rendition on a side channel: its reader has tj's status.
     let line = format!("[tj] {}", diag::escape(why));
-    let text = match args.emit_format {
+    let text = match args.format() {
         Format::Text => line,
         Format::Json => serde_json::to_string_pretty(&serde_json::json!({
             "inlineText": line,

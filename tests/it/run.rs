@@ -376,3 +376,43 @@ fn a_watched_run_neither_dedupes_nor_overwrites_an_agent_run() {
     let ledger = std::fs::read_to_string(env.data().join("ledger.jsonl")).unwrap();
     assert_eq!(ledger.lines().count(), 1, "{ledger}");
 }
+
+/// The side channel's variables never keep the command from running: an empty one is unset
+/// (`export TJ_EMIT=` to switch it off), a malformed one is one warning and ignored.
+#[test]
+fn empty_or_malformed_side_channel_variables_still_run_the_command() {
+    let env = TestEnv::new();
+    for (name, value, warning) in [
+        ("TJ_EMIT", "", None),
+        ("TJ_EMIT_FD", "", None),
+        ("TJ_EMIT_FD", "three", Some("TJ_EMIT_FD=`three` is not a file descriptor number")),
+        ("TJ_EMIT_FD", "-1", Some("TJ_EMIT_FD=`-1` is not a file descriptor number")),
+        ("TJ_EMIT_FORMAT", "", None),
+        ("TJ_EMIT_FORMAT", "xml", Some("TJ_EMIT_FORMAT=`xml` is not a format")),
+    ] {
+        let mut cmd = env.cmd(&["run", "--agent", "--", "sh", "-c", "echo ran; exit 3"]);
+        cmd.env(name, value);
+        let out = env.run_cmd(cmd, b"");
+        let what = format!("{name}={value:?}");
+        assert_eq!(out.status.code(), Some(3), "{what}: {}", stderr(&out));
+        // No side channel: the rendition is on stdout.
+        assert!(stdout(&out).contains("ran"), "{what}: {}", stdout(&out));
+        match warning {
+            Some(warning) => assert!(stderr(&out).contains(warning), "{what}: {}", stderr(&out)),
+            None => assert_eq!(stderr(&out), "", "{what}"),
+        }
+    }
+    // A valid one still works, in either case, and a flag wins over it.
+    let side = env.work().join("side.json");
+    let mut cmd = env.cmd(&["run", "--agent", "--", "sh", "-c", "echo ran"]);
+    cmd.env("TJ_EMIT", &side).env("TJ_EMIT_FORMAT", "JSON");
+    let out = env.run_cmd(cmd, b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
+    assert!(json["inlineText"].as_str().unwrap().contains("ran"), "{json}");
+    let mut cmd = env.cmd(&["run", "--agent", "--emit-format", "text", "--", "echo", "flag"]);
+    cmd.env("TJ_EMIT", &side).env("TJ_EMIT_FORMAT", "json");
+    assert!(env.run_cmd(cmd, b"").status.success());
+    assert!(std::fs::read_to_string(&side).unwrap().starts_with("flag"));
+}
