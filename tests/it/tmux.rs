@@ -217,10 +217,14 @@ fn wait_for_process(argv: &[&str]) {
 fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
     let env = TestEnv::new();
     let tmux = Tmux::start(&env);
-    for prefix in ["", "tj run -- "] {
+    for (prefix, secs) in [("", "2.01"), ("tj run -- ", "2.02")] {
         tmux.clear();
-        tmux.line(&format!("{prefix}sh -c 'echo started; sleep 2; echo finished'"));
+        // Split in the typed line, so that only the command's output matches, and Ctrl-Z
+        // once its sleep runs: a key that came before the command ran left bash never
+        // reporting it stopped (1 CI run in 20 or so, in the leg without tj).
+        tmux.line(&format!("{prefix}sh -c 'echo \"sta\"rted; sleep {secs}; echo \"fini\"shed'"));
         tmux.wait_for("started");
+        wait_for_process(&["sleep", secs]);
         tmux.key("C-z");
         tmux.wait_for("Stopped");
         tmux.line("bg");
@@ -235,7 +239,7 @@ fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
 
         // A command that reads, answered after `fg`.
         tmux.clear();
-        tmux.line(&format!("{prefix}sh -c 'echo asking; sleep 1; read x; echo \"got=$x\"'"));
+        tmux.line(&format!("{prefix}sh -c 'echo \"ask\"ing; sleep 1; read x; echo \"got=$x\"'"));
         tmux.wait_for("asking");
         tmux.key("C-z");
         tmux.wait_for("Stopped");
@@ -278,7 +282,7 @@ fn ctrl_z_stops_a_command_without_a_pty_and_fg_continues_it() {
         // The trap: a SIGINT that lands in a fork, before the `sleep` is exec'd, is lost for
         // that child, and the loop would run on; the shell's own copy ends it.
         tmux.line(&format!(
-            "{prefix}sh -c 'trap \"exit 130\" INT; i=0; echo counting; while :; do i=$((i+1)); echo $i > count; sleep 0.1; done'"
+            "{prefix}sh -c 'trap \"exit 130\" INT; i=0; echo \"coun\"ting; while :; do i=$((i+1)); echo $i > count; sleep 0.1; done'"
         ));
         tmux.wait_for("counting");
         tmux.key("C-z");
