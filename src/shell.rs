@@ -153,13 +153,64 @@ pub fn prelude(bin: Option<&str>, commands: &[String], when: ShellHook) -> Strin
 }
 
 /// Quotes `text` for bash and zsh: single quotes, with each `'` written as `'\''`.
-pub(crate) fn quote(text: &str) -> String {
+fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// `word` as one word for bash and zsh, safe to print on a terminal and to paste: in single
+/// quotes, or, when it holds a control character, in `$'…'` with each one escaped.
+pub(crate) fn paste_word(word: &str) -> String {
+    if !word.chars().any(char::is_control) {
+        return quote(word);
+    }
+    let mut out = String::from("$'");
+    for c in word.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let mut buf = [0u8; 4];
+                for byte in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\x{byte:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pasted_word_is_the_word_to_bash_and_prints_no_control_character() {
+        let words = [
+            "plain",
+            "it's",
+            "a b; c",
+            "two\nlines",
+            "tab\there\r",
+            "esc \x1b[31mred\x1b[0m",
+            "back\\slash and 'quote'\n",
+            "c1 \u{9b}31m é",
+            "$HOME `x` $(y)",
+        ];
+        for word in words {
+            let pasted = paste_word(word);
+            assert!(!pasted.chars().any(char::is_control), "{pasted:?}");
+            let out = std::process::Command::new("bash")
+                .args(["-c", &format!("printf %s {pasted}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{pasted}");
+        }
+    }
 
     #[test]
     fn defaults_are_valid_command_names() {

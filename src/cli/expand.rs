@@ -215,7 +215,8 @@ fn no_rendition(store: &Store, id: &str, err: anyhow::Error) -> anyhow::Error {
 }
 
 /// The `tj reduce` that makes the rendition `meta`'s run would have had: its exit code, its
-/// width, and its argv word by word ([`paste_word`]), so that the same rule is selected.
+/// width, and its argv word by word ([`crate::shell::paste_word`]), so that the same rule
+/// is selected.
 fn reduce_command(meta: &crate::store::Metadata) -> String {
     let mut line = "tj reduce".to_owned();
     if let Some(code) = meta.exit_code {
@@ -225,43 +226,18 @@ fn reduce_command(meta: &crate::store::Metadata) -> String {
         line.push_str(&format!(" --cols {cols}"));
     }
     match (&meta.command, meta.argv.is_empty()) {
-        (Some(command), true) => line.push_str(&format!(" --command {}", paste_word(command))),
+        (Some(command), true) => {
+            line.push_str(&format!(" --command {}", crate::shell::paste_word(command)));
+        }
         _ => {
             line.push_str(" --");
             for arg in &meta.argv {
                 line.push(' ');
-                line.push_str(&paste_word(arg));
+                line.push_str(&crate::shell::paste_word(arg));
             }
         }
     }
     line
-}
-
-/// `word` as one word for bash and zsh, safe to print on a terminal and to paste: in single
-/// quotes, or, when it holds a control character, in `$'…'` with each one escaped.
-fn paste_word(word: &str) -> String {
-    if !word.chars().any(char::is_control) {
-        return crate::shell::quote(word);
-    }
-    let mut out = String::from("$'");
-    for c in word.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let mut buf = [0u8; 4];
-                for byte in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("\\x{byte:02x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
 }
 
 /// Calls `f` with each line of `bytes` and its 1-based number, numbered as the rendition
@@ -338,30 +314,6 @@ fn parse_range(text: &str) -> Result<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_pasted_word_is_the_word_to_bash_and_prints_no_control_character() {
-        let words = [
-            "plain",
-            "it's",
-            "a b; c",
-            "two\nlines",
-            "tab\there\r",
-            "esc \x1b[31mred\x1b[0m",
-            "back\\slash and 'quote'\n",
-            "c1 \u{9b}31m é",
-            "$HOME `x` $(y)",
-        ];
-        for word in words {
-            let pasted = paste_word(word);
-            assert!(!pasted.chars().any(char::is_control), "{pasted:?}");
-            let out = std::process::Command::new("bash")
-                .args(["-c", &format!("printf %s {pasted}")])
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{pasted}");
-        }
-    }
 
     #[test]
     fn ranges_parse_in_every_form_markers_and_people_write() {

@@ -111,7 +111,7 @@ pub fn run(cli: Cli) -> Result<Status> {
     let env = Env::capture();
     let result = match cli.command {
         #[cfg(unix)]
-        Command::Run(args) => run::run(&args, &env),
+        Command::Run(args) => run::run(args, &env),
         Command::Reduce(args) => reduce::run(&args, &env),
         Command::ReduceJson(args) => reduce_json::run(&args, &env),
         Command::Expand(args) => expand::run(&args, &env),

@@ -46,7 +46,7 @@ use crate::store::{Metadata, Store};
 /// the side channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the
 /// command ends; in your terminal without a side channel, nobody reads a rendition and none
 /// is made. tj exits with the command's exit status (128+N for signal N).
-#[derive(Clone, Debug, clap::Args)]
+#[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Force agent mode: nothing live; the rendition on stdout (or the side channel)
     #[arg(long, conflicts_with = "live")]
@@ -96,8 +96,8 @@ pub(crate) struct Args {
     command: Vec<OsString>,
 }
 
-pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
-    let args = &args.clone().with_env(env);
+pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
+    let args = &args.with_env(env);
     let mode = decide_mode(args, env);
     if mode == Mode::Transparent {
         return Ok(exec_directly(&args.command));

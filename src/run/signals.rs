@@ -503,9 +503,9 @@ static STOP_WITH: AtomicI32 = AtomicI32::new(0);
 /// [`StopTogether::hold`] blocks SIGTSTP on the calling thread before the relay starts its
 /// threads (which inherit the mask, and block SIGTSTP for good), and
 /// [`StopTogether::attach`] unblocks it once the handler knows the command: a Ctrl-Z typed
-/// as the command starts waits for that moment instead of stopping tj alone. (The command does not inherit the blocked
-/// signal: `std::process` empties the signal mask before exec.) Dropping the guard puts the
-/// previous action and the thread's mask back.
+/// as the command starts waits for that moment instead of stopping tj alone. (The command
+/// does not inherit the blocked signal: `std::process` empties the signal mask before
+/// exec.) Dropping the guard puts the previous action and the thread's mask back.
 pub(super) struct StopTogether {
     /// The action before [`StopTogether::attach`] installed the handler.
     previous: Option<libc::sigaction>,
