@@ -11,7 +11,11 @@ same way, so that both relays write into the same kind of outer PTY. Medians in 
 higher is better; the ratio is tj's over the floor's. On Linux a second line gives the CPU
 time the whole machine spent per run (every process and kernel thread, from /proc/stat):
 that row is bound by CPU, so CPU per byte is what moves it, and it is less noisy than the
-throughput on a shared machine.
+throughput on a shared machine. Each of its runs, tj's and the floor's, starts from an
+empty store (its `spill/`) with nothing left to write back (`sync`, outside the timing): tj stores the
+200 MB it relays, and otherwise one run's writeback, or the dirty-page throttling of the
+runs before it, lands in the next run's time, whichever it is. So the CPU line leaves out
+the writeback of the stored original, which the kernel does after the run.
 
 The third row relays through a PTY, and part of its cost is the kernel's whatever relays:
 `cargo run --release --example pty_floor -- 31 SHIM` times the least a relay can do, through
@@ -100,8 +104,11 @@ def busy_seconds() -> float | None:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
-def timed_busy(argv: list[str], env: dict[str, str]) -> tuple[float, float | None]:
-    """Wall-clock seconds of one run of `argv`, and the machine's CPU time meanwhile."""
+def timed_busy(argv: list[str], env: dict[str, str], clean: Path) -> tuple[float, float | None]:
+    """Wall-clock seconds of one run of `argv`, and the machine's CPU time meanwhile; first
+    `clean` is removed and the disks synced, so that the run starts with nothing to write."""
+    shutil.rmtree(clean, ignore_errors=True)
+    os.sync()
     before = busy_seconds()
     wall = timed(argv, None, env)
     after = busy_seconds()
@@ -200,10 +207,10 @@ def main() -> int:
             timed(floor, None, env)
             ours, base, cpu_ours, cpu_base = [], [], [], []
             for _ in range(big_runs):
-                wall, cpu = timed_busy(floor, env)
+                wall, cpu = timed_busy(floor, env, tmp / "data" / "spill")
                 base.append(BIG_MB / wall)
                 cpu_base.append(cpu)
-                wall, cpu = timed_busy(argv, env)
+                wall, cpu = timed_busy(argv, env, tmp / "data" / "spill")
                 ours.append(BIG_MB / wall)
                 cpu_ours.append(cpu)
             m_ours, m_base = statistics.median(ours), statistics.median(base)

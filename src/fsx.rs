@@ -370,7 +370,7 @@ pub fn touch_nofollow(path: &Path) -> io::Result<()> {
 /// `RandomState` draws its keys from the operating system's random source (`getrandom`)
 /// once per thread and never reveals them; SipHash of a counter under those keys is as good
 /// as fresh random bytes for naming a file, without a dependency or a file to open.
-fn unpredictable() -> u64 {
+pub fn unpredictable() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();

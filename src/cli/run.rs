@@ -299,6 +299,10 @@ fn relay(
 ) -> Result<Ran, NotRun> {
     let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
     let mut capture = Capture::new(spill_dir, Limits::default());
+    if is_watched(args, mode) {
+        // Its id names no rendition and dedupes nothing: no content hash is needed for it.
+        capture = capture.without_digest();
+    }
     // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
     // to the agent as it comes rather than being dropped (capture.rs, "When nothing can be
     // stored"). Only where stdout is the agent's text stream.
@@ -468,14 +472,15 @@ fn is_watched(args: &Args, mode: Mode) -> bool {
 /// metadata, and sweeps the store when a sweep is due. Nothing else: the rendition would go
 /// nowhere, so none is made (`tj expand ID --reduced` says so), no ledger line counts
 /// savings nobody had, and no last-run record names it for a later run's delta.
+///
+/// Its capture took no digest, so the original gets an id of its own that names no other
+/// run's files (`Store::adopt`): a run an agent was given a rendition of, of the same bytes,
+/// keeps its record.
 fn keep_watched(store: Option<&Store>, captured: &mut Captured, meta: &mut Metadata) {
     let what = "`tj expand` will not find this output";
     let Some(artifact) = persist(store, captured, meta, what) else { return };
     let Some(store) = store else { return };
-    // The same bytes, stored by a run an agent was given a rendition of: that record (its
-    // rule, rendition, tokens) stays; only the original's time was refreshed.
-    let given = store.previous(&artifact.id).is_some_and(|prev| !prev.watched());
-    if !given && let Err(err) = store.write_metadata(meta) {
+    if let Err(err) = store.write_metadata(meta) {
         diag::warn_once(&format!("{err:#}; the original is stored, its metadata is not"));
     }
     super::reduce::sweep_if_due(store, &artifact.id);

@@ -344,17 +344,22 @@ impl Store {
     /// Stores what a capture kept, under the id of everything the child wrote: a spilled
     /// capture's file is renamed into place; an in-memory one is written; a tail kept past the
     /// disk cap goes beside it as `<id>.tail`. An identical original already stored is kept
-    /// and its time refreshed, as [`Store::persist`] does.
+    /// and its time refreshed, as [`Store::persist`] does. A capture taken without a digest
+    /// gets a fresh id that names no file of the store's (`Store::fresh_id`), and an empty
+    /// `sha256` in `meta`.
     pub fn adopt(
         &self,
         captured: &crate::capture::Captured,
         meta: &mut Metadata,
     ) -> Result<ArtifactRef> {
         use crate::capture::Storage;
-        let (id, sha) = id_of_digest(&captured.sha256);
         self.prepare()?;
+        let (id, sha) = match &captured.sha256 {
+            Some(digest) => id_of_digest(digest),
+            None => (self.fresh_id()?, String::new()),
+        };
         let path = self.spill_path(&id);
-        let same = reuse(&path, captured.storage.len());
+        let same = captured.sha256.is_some() && reuse(&path, captured.storage.len());
         match &captured.storage {
             Storage::Memory(bytes) => {
                 if !same {
@@ -387,6 +392,22 @@ impl Store {
             meta.created_at = now_secs();
         }
         Ok(ArtifactRef { id, path: path.display().to_string() })
+    }
+
+    /// An id of the store's form (12 hex digits) that names none of its files: for an
+    /// original stored without a digest of its content. Unpredictable, so that two tj
+    /// processes storing at the same moment do not pick the same one.
+    fn fresh_id(&self) -> Result<String> {
+        for _ in 0..16 {
+            let id = format!("{:012x}", fsx::unpredictable() >> 16);
+            let taken = EXTENSIONS.iter().any(|ext| {
+                fs::symlink_metadata(self.spill_dir().join(format!("{id}.{ext}"))).is_ok()
+            });
+            if !taken {
+                return Ok(id);
+            }
+        }
+        bail!("could not find a free id in the store `{}`", self.spill_dir().display())
     }
 
     /// Whether a sweep is due: true at most once per [`SWEEP_EVERY`] (the mtime of
@@ -1134,5 +1155,36 @@ mod tests {
         let digest = Sha256::digest(b"out\n");
         let expected: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(id_of(b"out\n").1, expected);
+    }
+
+    #[test]
+    fn a_capture_without_digest_is_stored_under_an_id_of_its_own() {
+        use crate::capture::{Capture, Limits};
+        let root = temp("nodigest");
+        let store = Store::at(&root);
+        let captured = |digest: bool| {
+            let mut capture = Capture::new(None, Limits::default());
+            if !digest {
+                capture = capture.without_digest();
+            }
+            capture.write(b"out\n");
+            capture.finish()
+        };
+        let mut given = Metadata::default();
+        let hashed = store.adopt(&captured(true), &mut given).unwrap();
+        assert_eq!(hashed.id, id_of(b"out\n").0);
+        let mut ids = vec![hashed.id.clone()];
+        for _ in 0..2 {
+            let mut meta = Metadata::default();
+            let art = store.adopt(&captured(false), &mut meta).unwrap();
+            assert!(fsx::is_id(&art.id), "{}", art.id);
+            assert!(!ids.contains(&art.id), "{} reused", art.id);
+            assert_eq!((meta.id.as_str(), meta.sha256.as_str()), (art.id.as_str(), ""));
+            assert_eq!(store.read(&art.id).unwrap(), b"out\n");
+            ids.push(art.id);
+        }
+        // The same bytes stored under the content's id are where they were.
+        assert_eq!(store.read(&hashed.id).unwrap(), b"out\n");
+        let _ = fs::remove_dir_all(&root);
     }
 }

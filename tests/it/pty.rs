@@ -442,10 +442,12 @@ fn spill_sha256_is_the_sha256_of_what_the_child_wrote() {
         let data = printable(round + 1, 1024 * 1024);
         let file = env.root.join("data.txt");
         std::fs::File::create(&file).unwrap().write_all(&data).unwrap();
-        // Raw, so neither PTY changes a byte and the spill holds exactly the file.
-        let script = wrapped("stty raw -echo", r#""$TJ" run -- cat "$FILE""#);
+        // Raw, so neither PTY changes a byte and the spill holds exactly the file. With a
+        // side channel: a run watched live takes no digest of what it stores.
+        let script = wrapped("stty raw -echo", r#""$TJ" run --emit "$EMIT" -- cat "$FILE""#);
         let mut cmd = outer_cmd(&env, &script);
         cmd.env("FILE", &file);
+        cmd.env("EMIT", env.root.join("rendition.txt"));
         let done = Outer::spawn(cmd, size(24, 80)).finish();
         assert_eq!(done.rc, 0, "round {round}");
         assert!(done.body() == data, "round {round}: the live stream differs from the file");
@@ -797,6 +799,10 @@ fn a_run_watched_live_is_stored_but_neither_reduced_nor_counted() {
     let id = meta["id"].as_str().unwrap().to_owned();
     assert_eq!(meta["mode"], "terminal", "{meta}");
     assert!(meta["reducedChars"].is_null(), "{meta}");
+    // Nor is its content hashed: its id is its own, not a prefix of the digest.
+    assert_eq!(meta["sha256"], "", "{meta}");
+    let stored = std::fs::read(env.data().join("spill").join(format!("{id}.log"))).unwrap();
+    assert!(!sha256_hex(&stored).starts_with(&id), "{id}");
     assert!(!env.data().join("ledger.jsonl").exists(), "a watched run was counted");
     assert!(!env.data().join("spill").join(format!("{id}.txt")).exists());
 

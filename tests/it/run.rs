@@ -365,14 +365,23 @@ fn a_watched_run_neither_dedupes_nor_overwrites_an_agent_run() {
     assert!(agent.contains("test module::tests::broken ... FAILED"), "{agent}");
     assert!(!agent.contains("same output as"), "{agent}");
 
-    // Same bytes, same id: the agent run's rule and rendition stay on record.
+    // Same bytes, yet an id of its own (a watched run's id does not name its content): the
+    // agent run's rule and rendition stay on record, and each watched run is listed.
     run("--live");
     let ls = stdout(&env.run(&["ls"], b""));
-    assert!(!ls.contains("(live)"), "{ls}");
-    let id = ls.split_whitespace().next().unwrap().to_owned();
+    let (live, given): (Vec<&str>, Vec<&str>) = ls.lines().partition(|l| l.contains("(live)"));
+    assert_eq!((live.len(), given.len()), (2, 1), "{ls}");
+    let ids: Vec<&str> = ls.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(ids.iter().all(|id| id.len() == 12) && ids[0] != ids[1], "{ls}");
+    let id = given[0].split_whitespace().next().unwrap().to_owned();
     let reduced = env.run(&["expand", &id, "--reduced"], b"");
     assert!(reduced.status.success(), "{}", stderr(&reduced));
     assert!(stdout(&reduced).contains("... FAILED"), "{}", stdout(&reduced));
+    for line in live {
+        let id = line.split_whitespace().next().unwrap();
+        let raw = env.run(&["expand", id], b"");
+        assert!(stdout(&raw).contains("test module::tests::broken ... FAILED"), "{id}");
+    }
     let ledger = std::fs::read_to_string(env.data().join("ledger.jsonl")).unwrap();
     assert_eq!(ledger.lines().count(), 1, "{ledger}");
 }
