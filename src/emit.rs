@@ -189,6 +189,23 @@ fn write_fd(fd: i32, bytes: &[u8]) -> Result<()> {
     file.write_all(bytes).with_context(|| format!("could not write the rendition to fd {fd}"))
 }
 
+/// Whether `fd` is an open descriptor of this process (`--emit-fd` is checked with it
+/// before tj opens any of its own).
+#[cfg(unix)]
+pub fn fd_is_open(fd: i32) -> bool {
+    // SAFETY: F_GETFD reads the descriptor's flags; it touches no memory and fails with
+    // EBADF for a number that is not open.
+    #[allow(unsafe_code)]
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    fd >= 0 && flags != -1
+}
+
+/// Whether `fd` is an open descriptor: not known off Unix, where `--emit-fd` fails anyway.
+#[cfg(not(unix))]
+pub fn fd_is_open(_fd: i32) -> bool {
+    true
+}
+
 #[cfg(not(unix))]
 fn write_fd(fd: i32, _bytes: &[u8]) -> Result<()> {
     anyhow::bail!("--emit-fd {fd}: file descriptors are only supported on Unix")

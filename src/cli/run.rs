@@ -69,7 +69,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "PATH")]
     emit: Option<std::path::PathBuf>,
 
-    /// Write the rendition to this open file descriptor [env: TJ_EMIT_FD]
+    /// Write the rendition to this open file descriptor; one that is not open when tj starts
+    /// is no side channel (a warning says so) [env: TJ_EMIT_FD]
     #[arg(long, value_name = "N")]
     emit_fd: Option<i32>,
 
@@ -97,11 +98,14 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
-    let args = &args.with_env(env);
-    let mode = decide_mode(args, env);
+    let mut args = args.with_env(env);
+    let mode = decide_mode(&args, env);
     if mode == Mode::Transparent {
         return Ok(exec_directly(&args.command));
     }
+    // Before tj opens a descriptor of its own, which could take the number.
+    args.drop_closed_emit_fd(mode);
+    let args = &args;
     let spec = build_spec(args, env, mode);
     let store = Store::new(env).ok();
     let argv = argv_strings(&args.command);
@@ -166,6 +170,25 @@ pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
 }
 
 impl Args {
+    /// Drops `--emit-fd N` (or `TJ_EMIT_FD`) when N is not an open descriptor, with one
+    /// warning that says where the rendition goes instead. Checked before tj opens anything:
+    /// later, N could be a descriptor of tj's own (the PTY, a store file), and the rendition
+    /// would be written into it. Without the channel a run in terminal mode is watched live
+    /// and counted as such ([`is_watched`]): no agent reads a descriptor that was never open.
+    fn drop_closed_emit_fd(&mut self, mode: Mode) {
+        let Some(fd) = self.emit_fd else { return };
+        if self.emit.is_some() || emit::fd_is_open(fd) {
+            return;
+        }
+        self.emit_fd = None;
+        let instead = if mode == Mode::Agent {
+            "the rendition goes to stdout"
+        } else {
+            "no rendition is made; the output is stored (`tj ls`)"
+        };
+        diag::warn_once(&format!("--emit-fd {fd}: descriptor {fd} is not open; {instead}"));
+    }
+
     /// Fills the side channel from `TJ_EMIT`, `TJ_EMIT_FD` and `TJ_EMIT_FORMAT` where no flag
     /// set it. Read here rather than by the argument parser, which refused to run the
     /// command at all over an empty or malformed value (an exported `TJ_EMIT=` broke every

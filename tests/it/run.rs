@@ -386,6 +386,32 @@ fn a_watched_run_neither_dedupes_nor_overwrites_an_agent_run() {
     assert_eq!(ledger.lines().count(), 1, "{ledger}");
 }
 
+/// `--emit-fd N` with nothing open as N: the rendition goes to stdout, said once, and the
+/// run is counted (the agent got it there).
+#[test]
+fn an_emit_fd_that_is_not_open_sends_the_rendition_to_stdout() {
+    let env = TestEnv::new();
+    for (flag, env_fd) in [(Some("97"), None), (None, Some("97"))] {
+        let mut args = vec!["run", "--agent"];
+        if let Some(fd) = flag {
+            args.extend(["--emit-fd", fd]);
+        }
+        args.extend(["--", "sh", "-c", "echo ran; exit 3"]);
+        let mut cmd = env.cmd(&args);
+        if let Some(fd) = env_fd {
+            cmd.env("TJ_EMIT_FD", fd);
+        }
+        let out = env.run_cmd(cmd, b"");
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert!(stdout(&out).contains("ran"), "{}", stdout(&out));
+        let warning = "--emit-fd 97: descriptor 97 is not open; the rendition goes to stdout\n";
+        assert!(stderr(&out).ends_with(warning), "{}", stderr(&out));
+        assert_eq!(stderr(&out).matches("descriptor 97").count(), 1, "{}", stderr(&out));
+    }
+    let ledger = std::fs::read_to_string(env.data().join("ledger.jsonl")).unwrap();
+    assert_eq!(ledger.lines().count(), 2, "{ledger}");
+}
+
 /// The side channel's variables never keep the command from running: an empty one is unset
 /// (`export TJ_EMIT=` to switch it off), a malformed one is one warning and ignored.
 #[test]
