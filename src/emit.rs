@@ -193,11 +193,14 @@ fn write_fd(fd: i32, bytes: &[u8]) -> Result<()> {
 /// before tj opens any of its own).
 #[cfg(unix)]
 pub fn fd_is_open(fd: i32) -> bool {
+    if fd < 0 {
+        return false;
+    }
     // SAFETY: F_GETFD reads the descriptor's flags; it touches no memory and fails with
     // EBADF for a number that is not open.
     #[allow(unsafe_code)]
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-    fd >= 0 && flags != -1
+    flags != -1
 }
 
 /// Whether `fd` is an open descriptor: not known off Unix, where `--emit-fd` fails anyway.

@@ -198,33 +198,21 @@ impl Args {
         if self.emit.is_none() && self.emit_fd.is_none() {
             self.emit = env.emit.clone().filter(|path| !path.as_os_str().is_empty());
             if self.emit.is_none() {
-                self.emit_fd = env.emit_fd.as_deref().and_then(|text| {
-                    let text = text.trim();
-                    let fd = text.parse::<i32>().ok().filter(|fd| *fd >= 0);
-                    if fd.is_none() && !text.is_empty() {
-                        diag::warn_once(&format!(
-                            "{}=`{}` is not a file descriptor number; ignored",
-                            crate::env::TJ_EMIT_FD,
-                            diag::escape(text)
-                        ));
-                    }
-                    fd
-                });
+                self.emit_fd = env_value(
+                    crate::env::TJ_EMIT_FD,
+                    env.emit_fd.as_deref(),
+                    |text| text.parse::<i32>().ok().filter(|fd| *fd >= 0),
+                    "is not a file descriptor number; ignored",
+                );
             }
         }
         if self.emit_format.is_none() {
-            self.emit_format = env.emit_format.as_deref().and_then(|text| {
-                let text = text.trim();
-                let format = <Format as clap::ValueEnum>::from_str(text, true).ok();
-                if format.is_none() && !text.is_empty() {
-                    diag::warn_once(&format!(
-                        "{}=`{}` is not a format (text or json); text is used",
-                        crate::env::TJ_EMIT_FORMAT,
-                        diag::escape(text)
-                    ));
-                }
-                format
-            });
+            self.emit_format = env_value(
+                crate::env::TJ_EMIT_FORMAT,
+                env.emit_format.as_deref(),
+                |text| <Format as clap::ValueEnum>::from_str(text, true).ok(),
+                "is not a format (text or json); text is used",
+            );
         }
         self
     }
@@ -233,6 +221,25 @@ impl Args {
     fn format(&self) -> Format {
         self.emit_format.unwrap_or(Format::Text)
     }
+}
+
+/// The variable `name`'s value (`text`, trimmed) as `parse` reads it: `None` when it is
+/// unset or empty, and when `parse` refuses it, after one warning that ends with `refused`.
+fn env_value<T>(
+    name: &str,
+    text: Option<&str>,
+    parse: impl FnOnce(&str) -> Option<T>,
+    refused: &str,
+) -> Option<T> {
+    let text = text?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let value = parse(text);
+    if value.is_none() {
+        diag::warn_once(&format!("{name}=`{}` {refused}", diag::escape(text)));
+    }
+    value
 }
 
 /// Terminal, agent or transparent (DESIGN.md "Modes").

@@ -583,7 +583,7 @@ extern "C" fn on_stop(_: c_int) {
     // SAFETY: every call is async-signal-safe and takes only values on this stack; errno is
     // this thread's, read and written back through the pointer libc gives for it.
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = nix::errno::Errno::last_raw();
         let job = STOP_WITH.load(Ordering::SeqCst);
         if job > 0 {
             libc::kill(-job, libc::SIGSTOP);
@@ -600,7 +600,7 @@ extern "C" fn on_stop(_: c_int) {
         if job > 0 {
             libc::kill(-job, libc::SIGCONT);
         }
-        *libc::__errno_location() = errno;
+        nix::errno::Errno::set_raw(errno);
     }
 }
 
