@@ -10,18 +10,18 @@
 //!
 //! It does not wait for the child (`signals.rs`) or read its output (`pty.rs`).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, PoisonError};
 
-use libc::c_int;
+use libc::{c_char, c_int};
 use nix::errno::Errno;
 use nix::unistd::Pid;
 
@@ -93,13 +93,24 @@ pub(super) fn spawn(
     let start = |program: &OsStr, args: &[&OsStr]| -> Result<io::Result<Spawned>, SpawnError> {
         let mut cmd = Command::new(program);
         cmd.args(args).current_dir(&spec.cwd);
-        for key in &spec.env_remove {
-            cmd.env_remove(key);
-        }
-        cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
         cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
-        let report = matches!(output, Output::Pty(_)).then(|| Arc::new(AtomicI32::new(-1)));
-        new_session_on_exec(&mut cmd, report.clone(), ignore_sigchld);
+        let session = match output {
+            // On a PTY the command is exec'd by the session leader's own code, from a plan
+            // made here (std's exec is never reached): std is given no environment to build.
+            Output::Pty(_) => match ExecPlan::new(program, args, spec) {
+                Some(plan) => Some(Session { report: Arc::new(AtomicI32::new(-1)), plan }),
+                None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+            },
+            Output::Pipe(_) => {
+                for key in &spec.env_remove {
+                    cmd.env_remove(key);
+                }
+                cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
+                None
+            }
+        };
+        let report = session.as_ref().map(|session| Arc::clone(&session.report));
+        new_session_on_exec(&mut cmd, session, ignore_sigchld);
         // `cmd`, with its duplicates of the slave or the pipe, is dropped on return.
         Ok(spawn_retrying(&mut cmd, report.as_deref()))
     };
@@ -202,28 +213,119 @@ fn spawn_retrying(cmd: &mut Command, report: Option<&AtomicI32>) -> io::Result<S
     }
 }
 
-/// Makes the child a session leader. With `report` (a PTY), gives the session its stdout
-/// (the PTY slave) as controlling terminal, then forks: the command runs in the foreground
-/// process group, and the leader stays behind to wait for it ([`lead_session`]); the
-/// command's pid is written to the descriptor `report` holds. Not fd 0 for the terminal: the
-/// child's stdin is not the PTY when tj's is not a terminal. With `ignore_sigchld` (tj was
-/// started with SIGCHLD ignored), the command gets SIGCHLD ignored, as without tj.
+/// What the session leader of a PTY run needs: where to report the command's pid (the
+/// descriptor number is stored at each attempt, see [`spawn_retrying`]), and the command's
+/// exec, prepared before any fork.
+struct Session {
+    report: Arc<AtomicI32>,
+    plan: ExecPlan,
+}
+
+/// The command's exec, prepared in tj before the fork: between fork and exec nothing may
+/// allocate. It is `execvp` with `environ` pointing at `envp` for the call, as std execs a
+/// command whose environment it changed: the PATH searched is the command's own, and
+/// glibc's fallback to `/bin/sh` for a file without `#!` applies as with std.
+struct ExecPlan {
+    program: CString,
+    /// Null-terminated; the program as given, then its arguments.
+    argv: Vec<*const c_char>,
+    /// Null-terminated `KEY=value` entries: tj's environment in its own order, less what the
+    /// spec removes or sets, then what it sets.
+    envp: Vec<*const c_char>,
+    /// What `argv` and `envp` point into: heap buffers that stay where they are when the plan
+    /// moves, and are never changed.
+    _strings: Vec<CString>,
+}
+
+// SAFETY: the raw pointers point into `_strings`, which the plan owns and nobody mutates;
+// sharing or sending the plan shares or sends immutable C strings.
 #[allow(unsafe_code)]
-fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>, ignore_sigchld: bool) {
+unsafe impl Send for ExecPlan {}
+// SAFETY: as for `Send`: the plan is never mutated after it is made.
+#[allow(unsafe_code)]
+unsafe impl Sync for ExecPlan {}
+
+impl ExecPlan {
+    /// The plan for `program` with `args` in the environment `spec` makes; `None` if a string
+    /// holds a NUL byte (std refuses those with the same error: invalid input).
+    fn new(program: &OsStr, args: &[&OsStr], spec: &Spec) -> Option<ExecPlan> {
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        env.retain(|(key, _)| !spec.env_remove.contains(key));
+        for (key, value) in &spec.env_set {
+            env.retain(|(old, _)| old != key);
+            env.push((key.clone(), value.clone()));
+        }
+        let mut strings = Vec::with_capacity(1 + args.len() + env.len());
+        for arg in std::iter::once(program).chain(args.iter().copied()) {
+            strings.push(CString::new(arg.as_bytes()).ok()?);
+        }
+        let argc = strings.len();
+        for (key, value) in env {
+            let mut entry = key.into_vec();
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            strings.push(CString::new(entry).ok()?);
+        }
+        let pointers = |all: &[CString]| -> Vec<*const c_char> {
+            all.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
+        };
+        Some(ExecPlan {
+            program: CString::new(program.as_bytes()).ok()?,
+            argv: pointers(&strings[..argc]),
+            envp: pointers(&strings[argc..]),
+            _strings: strings,
+        })
+    }
+
+    /// Execs the command in this process, with SIGCHLD ignored first if `ignore_sigchld`.
+    /// Returns only if the exec failed, with its error. Async-signal-safe: system calls only,
+    /// and `execvp`, which allocates nothing.
+    #[allow(unsafe_code)]
+    fn exec(&self, ignore_sigchld: bool) -> io::Error {
+        // SAFETY: `signal` sets a disposition of our own process, installing no handler;
+        // `environ` is replaced by a null-terminated array of C strings the plan owns, which
+        // outlives the call (after a failed exec, this process only reports the error); the
+        // arguments of `execvp` are null-terminated C strings and a null-terminated array.
+        unsafe {
+            if ignore_sigchld {
+                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            }
+            environ = self.envp.as_ptr();
+            libc::execvp(self.program.as_ptr(), self.argv.as_ptr());
+        }
+        io::Error::last_os_error()
+    }
+}
+
+// Both glibc and musl define it; the libc crate declares it for glibc only.
+#[allow(unsafe_code)]
+unsafe extern "C" {
+    static mut environ: *const *const c_char;
+}
+
+/// Makes the child a session leader. With a `session` (a PTY), gives the session its stdout
+/// (the PTY slave) as controlling terminal, then starts the command in the foreground
+/// process group from the session's plan, and stays behind to wait for it
+/// ([`lead_session`]); the command's pid is written to the descriptor the session's report
+/// holds. Not fd 0 for the terminal: the child's stdin is not the PTY when tj's is not a
+/// terminal. With `ignore_sigchld` (tj was started with SIGCHLD ignored), the command gets
+/// SIGCHLD ignored, as without tj.
+#[allow(unsafe_code)]
+fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigchld: bool) {
     // Only for the fallback of `close_from`, computed here: sysconf is not async-signal-safe.
     // SAFETY: sysconf reads a system limit and touches no memory of ours.
     let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
     let max_fd = c_int::try_from(open_max).unwrap_or(c_int::MAX).clamp(256, 1 << 16);
     let hook = move || -> io::Result<()> {
         nix::unistd::setsid()?;
-        if let Some(report) = &report {
+        if let Some(session) = &session {
             // SAFETY: TIOCSCTTY takes an integer argument (0: do not steal the terminal
             // from another session) and touches no memory of ours.
             if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0) } == -1 {
                 return Err(io::Error::last_os_error());
             }
-            // Returns in the command (or in this process, if it could not fork).
-            split_session(report.load(Ordering::SeqCst), max_fd);
+            // Returns only if the command could not be exec'd: std reports that error.
+            return Err(split_session(session, ignore_sigchld, max_fd));
         }
         if ignore_sigchld {
             // SAFETY: sets a disposition of our own process; no handler is installed.
@@ -234,32 +336,141 @@ fn new_session_on_exec(cmd: &mut Command, report: Option<Arc<AtomicI32>>, ignore
         Ok(())
     };
     // SAFETY: the hook runs between fork and exec, where only async-signal-safe calls are
-    // allowed: it makes system calls only (setsid, ioctl, and those of `split_session`),
-    // allocates nothing and takes no lock; its errors are plain errno values.
+    // allowed: it makes system calls only (setsid, ioctl, and those of `split_session`,
+    // whose plan was made before the fork), allocates nothing and takes no lock; its errors
+    // are plain errno values.
     unsafe {
         cmd.pre_exec(hook);
     }
 }
 
 /// In the child, between fork and exec, once it leads the session and has the terminal:
-/// forks the command off into the foreground process group and turns this process into its
-/// session leader ([`lead_session`], which never returns). Returns in the command, or, if it
-/// cannot fork, in this same process, which then runs the command itself (fail open: only
-/// the background children lose, as before). The command's pid goes to `report`.
+/// starts the command in the foreground process group and turns this process into its
+/// session leader ([`lead_session`], which never returns). Returns only when the command
+/// could not be exec'd, with the error, which std then reports to tj as the spawn's.
+///
+/// The command is started as `vfork` would ([`start_sharing`]): it borrows this process's
+/// memory until its exec, so nothing of tj's is copied for a process that is about to be
+/// replaced. Where that cannot be done, it is forked; where it cannot be forked, this same
+/// process runs the command itself (fail open: only the background children lose, as
+/// before).
 ///
 /// Async-signal-safe system calls only: see `new_session_on_exec`.
 #[allow(unsafe_code)]
-fn split_session(report: c_int, max_fd: c_int) {
+fn split_session(session: &Session, ignore_sigchld: bool, max_fd: c_int) -> io::Error {
+    let report = session.report.load(Ordering::SeqCst);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    match start_sharing(&session.plan, ignore_sigchld) {
+        Some(Ok(job)) => lead_session(job, report, max_fd),
+        Some(Err(err)) => return err,
+        None => {}
+    }
     // SAFETY: this process is the single-threaded child of a fork, which may fork again; the
     // new child also only makes async-signal-safe calls until its exec.
     match unsafe { libc::fork() } {
         -1 => {
             // SAFETY: getpid has no preconditions.
             write_pid(report, unsafe { libc::getpid() });
+            session.plan.exec(ignore_sigchld)
         }
-        0 => enter_foreground(),
+        0 => {
+            enter_foreground();
+            session.plan.exec(ignore_sigchld)
+        }
         job => lead_session(job, report, max_fd),
     }
+}
+
+/// What the command started by [`start_sharing`] shares with its session leader.
+struct Sharing<'a> {
+    plan: &'a ExecPlan,
+    ignore_sigchld: bool,
+    /// The exec's errno if it failed, else 0.
+    errno: AtomicI32,
+}
+
+/// Starts the command with `clone(CLONE_VM | CLONE_VFORK)`, on a stack of its own: it runs
+/// in this process's memory, this process waiting, until its exec. `Some(Ok(pid))` once it
+/// has exec'd; `Some(Err)` with the exec's error if it could not (it has been reaped);
+/// `None` if no such process could be made.
+///
+/// A fork would copy the page tables of the whole of tj for a process that replaces them
+/// at once, and mark every page of tj's copy-on-write meanwhile (issue 13: the spawn chain
+/// is the largest fixed cost of a run).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<libc::pid_t>> {
+    // Lazily committed: only the pages the exec path touches are ever backed. Large, because
+    // glibc's `execvp` copies the arguments onto it to run a script without `#!`.
+    const STACK: usize = 8 << 20;
+    // SAFETY: an anonymous private mapping of our own; no memory of ours is touched.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return None;
+    }
+    let sharing = Sharing { plan, ignore_sigchld, errno: AtomicI32::new(0) };
+    // SAFETY: reads a global of our own process (see `ExecPlan::exec`, which the child runs).
+    let own_environ = unsafe { environ };
+    // SAFETY: the child runs `command_child` on the new stack (its top, stacks grow down;
+    // mmap's alignment is a page), with a pointer to `sharing`, which outlives it: with
+    // CLONE_VFORK this call returns only once the child has exec'd or exited. The child only
+    // makes async-signal-safe calls and writes only `sharing.errno` and `environ`.
+    let pid = unsafe {
+        libc::clone(
+            command_child,
+            stack.cast::<u8>().add(STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw const sharing).cast_mut().cast(),
+        )
+    };
+    // SAFETY: the child set `environ` in the memory it shared with us; ours is put back.
+    unsafe {
+        environ = own_environ;
+    }
+    if pid == -1 {
+        // SAFETY: unmaps the stack mapped above, which nothing uses.
+        unsafe {
+            libc::munmap(stack, STACK);
+        }
+        return None;
+    }
+    let errno = sharing.errno.load(Ordering::SeqCst);
+    if errno == 0 {
+        return Some(Ok(pid));
+    }
+    let mut status: c_int = 0;
+    // SAFETY: reaps our own child, which has exited; `status` is a local.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } == -1 && Errno::last() == Errno::EINTR {}
+    // SAFETY: as above; the child is gone.
+    unsafe {
+        libc::munmap(stack, STACK);
+    }
+    Some(Err(io::Error::from_raw_os_error(errno)))
+}
+
+/// The command's side of [`start_sharing`]: enters the foreground and execs; if the exec
+/// fails, leaves its errno in the shared [`Sharing`] and exits.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+extern "C" fn command_child(sharing: *mut libc::c_void) -> c_int {
+    // SAFETY: `start_sharing` passes a pointer to a `Sharing` that lives until this process
+    // has exec'd or exited; it is only read, but for an atomic store.
+    let sharing = unsafe { &*sharing.cast::<Sharing<'_>>() };
+    enter_foreground();
+    let err = sharing.plan.exec(sharing.ignore_sigchld);
+    sharing.errno.store(err.raw_os_error().unwrap_or(libc::EINVAL), Ordering::SeqCst);
+    // SAFETY: ends this process alone without running anything of tj's (no atexit, no
+    // destructors): its memory is its session leader's.
+    unsafe { libc::_exit(127) }
 }
 
 /// Writes `pid` to `fd` whole, or not at all (the reader then falls back).
