@@ -472,9 +472,14 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         watchdog.as_ref(),
         reported,
     );
-    // The pump has reported (or the channel broke): joining is immediate, and afterwards the
-    // caller's live writer and capture have been dropped, so whatever they own is released.
+    // The pump has reported (or the channel broke). It reports after `Pump::run` returned,
+    // which dropped the caller's live writer and capture, so whatever they own is released:
+    // what is left of the thread is its exit, which nobody needs to wait for (the last
+    // hand-off between threads of a run, issue 13). Without a report it may still hold them,
+    // and is joined.
     if done.pump.is_some() {
+        drop(pump);
+    } else {
         let _ = pump.join();
     }
     let exited_at = done.exited_at.unwrap_or_else(Instant::now);
