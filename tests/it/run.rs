@@ -292,6 +292,61 @@ fn the_child_sees_tj_inner_and_no_columns() {
     assert_eq!(stdout(&out).trim(), "inner=1 cols=unset pager=cat prompt=0");
 }
 
+/// On a PTY the command is exec'd from tj's own plan (`run::exec::ExecPlan`): it gets tj's
+/// environment in tj's order, byte for byte (`=` in a value, an empty value, bytes that are
+/// not UTF-8), less what tj removes, with what tj sets last. The command prints its own
+/// environment block (`/proc/self/environ`) in hex, so that the rendition carries the bytes.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let mut vars: Vec<std::ffi::OsString> = vec![
+        "ZZ_TJ_FIRST=a=b".into(),
+        "AA_TJ_SECOND=".into(),
+        "COLUMNS=80".into(),
+        std::ffi::OsStr::from_bytes(b"MM_TJ_THIRD=\xff\xfe").into(),
+    ];
+    for (key, value) in env.cmd(&[]).get_envs() {
+        let mut var = key.to_owned();
+        var.push("=");
+        var.push(value.unwrap_or_default());
+        vars.push(var);
+    }
+    // `env -i` sets them in this order; std's Command would sort them.
+    let mut cmd = Command::new("env");
+    cmd.current_dir(env.work()).arg("-i").args(&vars).args([
+        env!("CARGO_BIN_EXE_tj"),
+        "run",
+        "--raw",
+        "--",
+        "od",
+        "-An",
+        "-v",
+        "-tx1",
+        "/proc/self/environ",
+    ]);
+    let out = env.run_cmd(cmd, b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let block: Vec<u8> =
+        stdout(&out).split_whitespace().map(|hex| u8::from_str_radix(hex, 16).unwrap()).collect();
+    let entries: Vec<&[u8]> = block.split(|&b| b == 0).filter(|entry| !entry.is_empty()).collect();
+    let ours: Vec<&[u8]> = entries
+        .iter()
+        .copied()
+        .filter(|entry| {
+            ["ZZ_TJ_", "AA_TJ_", "MM_TJ_", "COLUMNS=", "TJ_INNER="]
+                .iter()
+                .any(|name| entry.starts_with(name.as_bytes()))
+        })
+        .collect();
+    assert_eq!(
+        ours,
+        [&b"ZZ_TJ_FIRST=a=b"[..], b"AA_TJ_SECOND=", b"MM_TJ_THIRD=\xff\xfe", b"TJ_INNER=1"],
+        "{entries:?}"
+    );
+}
+
 #[test]
 fn agent_live_stream_is_ansi_free_with_collapsed_frames() {
     let env = TestEnv::new();
