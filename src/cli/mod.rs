@@ -87,7 +87,9 @@ impl Cli {
 fn parse_hot(args: &[std::ffi::OsString]) -> Option<Command> {
     Some(match args.first()?.to_str()? {
         #[cfg(unix)]
-        "run" => Command::Run(parse_alone("run", args)?),
+        "run" => {
+            Command::Run(run::Args::parse_plain(&args[1..]).or_else(|| parse_alone("run", args))?)
+        }
         "reduce" => Command::Reduce(parse_alone("reduce", args)?),
         "reduce-json" => Command::ReduceJson(parse_alone("reduce-json", args)?),
         "rewrite" => Command::Rewrite(parse_alone("rewrite", args)?),
@@ -277,6 +279,88 @@ mod tests {
             let fast = parse_hot(&argv(&args[1..])).unwrap_or_else(|| panic!("{args:?}"));
             let full = Cli::try_parse_from(argv(args)).unwrap().command;
             assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{args:?}");
+        }
+    }
+
+    /// Every command line `run::Args::parse_plain` accepts, clap parses the same; the forms
+    /// adapters and people type are accepted. The lines are every sequence of up to three
+    /// options from a set that holds each form of each option, a few wrong ones among them,
+    /// each followed by a command with and without `--`.
+    #[test]
+    fn run_s_plain_parse_is_clap_s_parse_wherever_it_answers() {
+        let options: &[&[&str]] = &[
+            &["--agent"],
+            &["--live"],
+            &["--no-pty"],
+            &["--raw"],
+            &["--full"],
+            &["--no-redact"],
+            &["--agent-stdout", "64769:12"],
+            &["--agent-stdout=1:2"],
+            &["--emit", "/tmp/out"],
+            &["--emit=/tmp/out"],
+            &["--emit-fd", "9"],
+            &["--emit-fd=3"],
+            &["--emit-fd", "x"],
+            &["--emit-format", "json"],
+            &["--emit-format=text"],
+            &["--emit-format", "JSON"],
+            &["--host", "claude"],
+            &["--host=codex"],
+            &["--host", "gemini-cli"],
+            &["--host", "-x"],
+            &["--agent=1"],
+            &["--emit="],
+            &["-h"],
+            &["--bogus"],
+        ];
+        let commands: &[&[&str]] = &[
+            &["--", "cargo", "test", "--", "--nocapture"],
+            &["cargo", "test", "--", "--nocapture"],
+            &["--", "--agent"],
+            &["make", "--live"],
+            &[],
+            &["--"],
+        ];
+        let mut lines: Vec<Vec<&str>> = vec![vec![]];
+        let mut last = lines.clone();
+        for _ in 0..3 {
+            last = last
+                .iter()
+                .flat_map(|line| {
+                    options.iter().map(move |option| [line.as_slice(), option].concat())
+                })
+                .collect();
+            lines.extend(last.iter().cloned());
+        }
+        let mut accepted = 0;
+        for line in &lines {
+            for command in commands {
+                let args: Vec<&str> = ["tj", "run"]
+                    .into_iter()
+                    .chain(line.iter().copied())
+                    .chain(command.iter().copied())
+                    .collect();
+                let Some(plain) = run::Args::parse_plain(&argv(&args[2..])) else { continue };
+                accepted += 1;
+                let full = Cli::try_parse_from(argv(&args)).unwrap_or_else(|err| {
+                    panic!("{args:?}: clap refuses what the plain parse took: {err}")
+                });
+                assert_eq!(
+                    format!("{:?}", Command::Run(plain)),
+                    format!("{:?}", full.command),
+                    "{args:?}"
+                );
+            }
+        }
+        assert!(accepted > 10_000, "{accepted}");
+        for args in [
+            &["--agent", "--host", "claude-code", "--", "cargo", "test"][..],
+            &["--agent", "--agent-stdout", "64769:12", "--", "npm", "test"],
+            &["--emit", "/tmp/x", "--emit-format", "json", "make"],
+            &["cargo", "build", "--release"],
+        ] {
+            assert!(run::Args::parse_plain(&argv(args)).is_some(), "{args:?}");
         }
     }
 

@@ -170,6 +170,88 @@ pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
 }
 
 impl Args {
+    /// `args` (what follows `run`) read without clap, when they are plainly what an adapter
+    /// or a person types: each long option of tj's at most once, its value after `=` or as
+    /// the next argument, then the command (after `--`, or from the first argument that is
+    /// not an option). Anything else is `None` and goes to clap, which then gives the same
+    /// answer or the error (`--help`, a short option, a repeated flag, a value that starts
+    /// with `-`, an unknown value, `TJ_RAW` in the environment, `--agent` with `--live`).
+    ///
+    /// Why: every command an agent runs starts here, and clap's parser is code that runs
+    /// once per process, so each of its pages is a page fault, and a page to unmap at exit
+    /// (issue 13). A test holds this to clap's answer on every form it accepts.
+    pub(crate) fn parse_plain(args: &[OsString]) -> Option<Args> {
+        if std::env::var_os(crate::env::TJ_RAW).is_some() {
+            return None;
+        }
+        let mut parsed = Args {
+            agent: false,
+            live: false,
+            agent_stdout: None,
+            no_pty: false,
+            emit: None,
+            emit_fd: None,
+            emit_format: None,
+            host: None,
+            raw: false,
+            no_redact: false,
+            command: Vec::new(),
+        };
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            let text = arg.to_str();
+            if text == Some("--") {
+                break;
+            }
+            let Some(option) = text.and_then(|text| text.strip_prefix("--")) else {
+                if arg.as_encoded_bytes().starts_with(b"-") {
+                    return None;
+                }
+                parsed.command.push(arg.clone());
+                break;
+            };
+            let (name, inline) = match option.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (option, None),
+            };
+            let flag =
+                |set: &mut bool| (inline.is_none() && !std::mem::replace(set, true)).then_some(());
+            let mut value = || -> Option<&str> {
+                let value = match inline {
+                    Some(value) => value,
+                    None => rest.next()?.to_str()?,
+                };
+                (!value.is_empty() && !value.starts_with('-')).then_some(value)
+            };
+            match name {
+                "agent" => flag(&mut parsed.agent)?,
+                "live" => flag(&mut parsed.live)?,
+                "no-pty" => flag(&mut parsed.no_pty)?,
+                "raw" | "full" => flag(&mut parsed.raw)?,
+                "no-redact" => flag(&mut parsed.no_redact)?,
+                "agent-stdout" if parsed.agent_stdout.is_none() => {
+                    parsed.agent_stdout = Some(value()?.to_owned());
+                }
+                "emit" if parsed.emit.is_none() => parsed.emit = Some(value()?.into()),
+                "emit-fd" if parsed.emit_fd.is_none() => {
+                    parsed.emit_fd = Some(value()?.parse().ok()?);
+                }
+                "emit-format" if parsed.emit_format.is_none() => {
+                    parsed.emit_format = Some(clap::ValueEnum::from_str(value()?, false).ok()?);
+                }
+                "host" if parsed.host.is_none() => {
+                    parsed.host = Some(clap::ValueEnum::from_str(value()?, false).ok()?);
+                }
+                _ => return None,
+            }
+        }
+        parsed.command.extend(rest.cloned());
+        if parsed.command.is_empty() || (parsed.agent && parsed.live) {
+            return None;
+        }
+        Some(parsed)
+    }
+
     /// Drops `--emit-fd N` (or `TJ_EMIT_FD`) when N is not an open descriptor, with one
     /// warning that says where the rendition goes instead. Checked before tj opens anything:
     /// later, N could be a descriptor of tj's own (the PTY, a store file), and the rendition
