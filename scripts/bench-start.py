@@ -17,6 +17,11 @@ empty store (its `spill/`) with nothing left to write back (`sync`, outside the 
 runs before it, lands in the next run's time, whichever it is. So the CPU line leaves out
 the writeback of the stored original, which the kernel does after the run.
 
+Under the third and fourth rows, a line gives the same command under the least a wrapper
+can do to run it as `tj run` does (`examples/spawn_floor.rs`: a PTY, a session leader, the
+output relayed until its end, nothing else), built as tj is and timed in the same rounds:
+what no wrapper of this design can go below on this machine, and how far tj is above it.
+
 The third row relays through a PTY, and part of its cost is the kernel's whatever relays:
 `cargo run --release --example pty_floor -- 31 SHIM` times the least a relay can do, through
 a PTY and through a pipe, for the same command.
@@ -115,10 +120,12 @@ def timed_busy(argv: list[str], env: dict[str, str], clean: Path) -> tuple[float
     return wall, (after - before) if before is not None and after is not None else None
 
 
-def build() -> str:
-    """This tree's release build as install.sh makes it: on Linux statically linked, with musl
-    where Rust's standard library for it is installed (else glibc), the target named so that
-    the flags reach tj alone; elsewhere the usual one."""
+def build(what: str = "tj") -> str:
+    """This tree's release build of `what` (the tj binary, or an example) as install.sh makes
+    tj: on Linux statically linked, with musl where Rust's standard library for it is
+    installed (else glibc), the target named so that the flags reach it alone; elsewhere the
+    usual one."""
+    kind, out = (["--bin", "tj"], "tj") if what == "tj" else (["--example", what], f"examples/{what}")
     host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
     host = next((l.split(": ", 1)[1] for l in host.splitlines() if l.startswith("host: ")), "")
     target_dir = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
@@ -131,11 +138,11 @@ def build() -> str:
             target = musl
         flags = "-C target-feature=+crt-static -C relocation-model=static"
         env = dict(os.environ, RUSTFLAGS=(os.environ.get("RUSTFLAGS", "") + " " + flags).strip())
-        cmd = ["cargo", "build", "--release", "--quiet", "--locked", "--target", target]
+        cmd = ["cargo", "build", "--release", "--quiet", "--locked", "--target", target, *kind]
         subprocess.run(cmd, cwd=ROOT, check=True, env=env)
-        return str(target_dir / target / "release/tj")
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked"], cwd=ROOT, check=True)
-    return str(target_dir / "release/tj")
+        return str(target_dir / target / "release" / out)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", *kind], cwd=ROOT, check=True)
+    return str(target_dir / "release" / out)
 
 
 def main() -> int:
@@ -145,6 +152,9 @@ def main() -> int:
         tj = sys.argv[1]
     else:
         tj = build()
+    # The least a wrapper can do to run a command as `tj run` does (a PTY, a session leader),
+    # built as tj is: the floor of tj's own fixed cost, beside the command alone.
+    least = build("spawn_floor")
     true = shutil.which("true") or "/bin/true"
     cat = shutil.which("cat") or "/bin/cat"
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,6 +182,8 @@ def main() -> int:
              [tj, "run", "--agent", "--", true], None,
              "true", [true], None, 2.0),
         ]
+        # For the rows that run a command: the same command under the least wrapper.
+        leasts = {2: [least, str(shim), "test"], 3: [least, true]}
         big = tmp / "200mb.txt"
         script = shutil.which("script")
         inner = f"{shlex.quote(tj)} run -- {shlex.quote(cat)} {shlex.quote(str(big))}"
@@ -185,18 +197,25 @@ def main() -> int:
         ] if script else []
         print(f"{runs} interleaved runs each; medians in ms")
         print(f"{'what':<44} {'tj':>8} {'floor':>8} {'ratio':>6} {'target':>7}  floor")
-        for name, argv, stdin, floor_name, floor, floor_stdin, target in rows:
+        for i, (name, argv, stdin, floor_name, floor, floor_stdin, target) in enumerate(rows):
+            wrapper = leasts.get(i)
             # One warm-up of each: page cache, dynamic loader.
             timed(argv, stdin, env)
             timed(floor, floor_stdin, env)
-            ours, base = [], []
+            ours, base, least_times = [], [], []
             for _ in range(runs):
                 base.append(timed(floor, floor_stdin, env))
                 ours.append(timed(argv, stdin, env))
+                if wrapper:
+                    least_times.append(timed(wrapper, None, env))
             m_ours, m_base = statistics.median(ours) * 1e3, statistics.median(base) * 1e3
             ratio = m_ours / m_base
             mark = "ok" if ratio <= target else "over"
             print(f"{name:<44} {m_ours:8.2f} {m_base:8.2f} {ratio:6.2f} {'≤' + str(target):>7}  {floor_name} ({mark})")
+            if wrapper:
+                m_least = statistics.median(least_times) * 1e3
+                print(f"{'  the least wrapper (examples/spawn_floor.rs)':<44} {m_least:8.2f} {m_base:8.2f} "
+                      f"{m_least / m_base:6.2f}          tj over it: {m_ours / m_least:.2f}")
         if not throughput:
             print("(no `script` on PATH: the terminal-mode throughput row is skipped)")
         if throughput:
