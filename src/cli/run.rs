@@ -337,7 +337,8 @@ fn decide_mode(args: &Args, env: &Env) -> Mode {
             id
         }),
         stdout_is_tty: std::io::stdout().is_terminal(),
-        stdout_id: stdout_identity(),
+        // Only compared with `--agent-stdout`.
+        stdout_id: args.agent_stdout.as_ref().and_then(|_| stdout_identity()),
     };
     mode::decide(&facts, env).0
 }
@@ -981,11 +982,14 @@ fn status_of(err: &SpawnError) -> Status {
     }
 }
 
-/// stdout's (device, inode), to compare with what the shell hook recorded.
+/// stdout's (device, inode), to compare with what the shell hook recorded (`stat -L
+/// /dev/stdout`, which follows the link in /proc to the open file): the open file's own, from
+/// `fstat`, without the lookups in /proc that a `stat` of `/dev/stdout` costs every run.
+#[allow(clippy::useless_conversion, reason = "dev_t and ino_t are u64 on Linux, not everywhere")]
 fn stdout_identity() -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata("/dev/stdout").ok()?;
-    Some((meta.dev(), meta.ino()))
+    use std::os::fd::AsFd;
+    let stat = nix::sys::stat::fstat(std::io::stdout().as_fd()).ok()?;
+    Some((u64::try_from(stat.st_dev).ok()?, u64::try_from(stat.st_ino).ok()?))
 }
 
 fn show(argv: &[OsString]) -> String {
