@@ -550,7 +550,7 @@ impl Plumbing {
         let exited_rx = OwnedFd::from(exited_rx);
         let keys = match &master {
             Some(master) if term.wants_keys() => {
-                pty::dup_master(master.as_ref()).ok().zip(exited_rx.try_clone().ok())
+                pty::dup_master(master).ok().zip(exited_rx.try_clone().ok())
             }
             _ => None,
         };
@@ -590,7 +590,7 @@ fn blocked_watch(
     warnings: &mut Vec<String>,
 ) -> (Option<Watchdog>, Option<IdleWatch>) {
     let (Some(master), Some(after)) = (master, spec.blocked_after) else { return (None, None) };
-    match pty::dup_master(master.as_ref()) {
+    match pty::dup_master(master) {
         Ok(fd) => (Some(Watchdog::new(after, fd)), Some(IdleWatch::new(after, tx.clone()))),
         Err(err) => {
             warnings.push(format!(
@@ -667,7 +667,7 @@ fn open_output(
     if spec.pty {
         let opened = pty::open(term.size(), term.user_termios(), untranslated(spec, term))
             .and_then(|opened| {
-                let source = pty::dup_master(opened.master.as_ref())?;
+                let source = pty::dup_master(&opened.master)?;
                 Ok((source, opened))
             });
         match opened {

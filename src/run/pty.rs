@@ -23,14 +23,38 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 use nix::unistd;
-use portable_pty::{MasterPty, PtySize, native_pty_system};
 
 use super::blocked::IdleWatch;
 use super::signals::Event;
 use super::{CaptureFn, WinSize};
 
-/// The PTY master as portable-pty hands it out.
-pub(super) type Master = Box<dyn MasterPty + Send>;
+/// The PTY's master: tj's side of the pseudo-terminal.
+pub(super) struct Master(OwnedFd);
+
+impl AsFd for Master {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+impl Master {
+    /// Sets the terminal's window size; the kernel then sends SIGWINCH to its foreground
+    /// process group.
+    #[allow(unsafe_code)]
+    fn resize(&self, size: WinSize) -> io::Result<()> {
+        let ws = libc::winsize {
+            ws_row: size.rows,
+            ws_col: size.cols,
+            ws_xpixel: size.pixel_width,
+            ws_ypixel: size.pixel_height,
+        };
+        // SAFETY: TIOCSWINSZ reads one `winsize` through the pointer, which points at one.
+        if unsafe { libc::ioctl(self.0.as_raw_fd(), libc::TIOCSWINSZ, &ws) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
 
 /// The largest read of the pump. One buffer is reused for the whole run, so memory stays
 /// flat however much the child writes.
@@ -41,12 +65,12 @@ const CHUNK: usize = 64 * 1024;
 /// zeroing 64 KiB up front cost 16 page faults a run, a tenth of `tj run`'s own.
 const FIRST_CHUNK: usize = 4 * 1024;
 
-/// Held for writing while portable-pty opens a PTY, and for reading while a relay spawns.
+/// Held for writing while a PTY is opened, and for reading while a relay spawns.
 ///
-/// portable-pty sets close-on-exec on the two descriptors only after `openpty(3)` returns;
-/// a child forked in between by another relay of this process (tests run many at once)
-/// would keep them, and so keep that PTY open past its own child's exit. Everything else
-/// the relay opens is close-on-exec atomically.
+/// `openpty(3)` gives the two descriptors without close-on-exec, which is set only after it
+/// returns; a child forked in between by another relay of this process (tests run many at
+/// once) would keep them, and so keep that PTY open past its own child's exit. Everything
+/// else the relay opens is close-on-exec atomically.
 pub(super) static SPAWN: RwLock<()> = RwLock::new(());
 
 /// A freshly opened pseudo-terminal: the master stays with tj, the slave goes to the child.
@@ -56,11 +80,9 @@ pub(super) struct Pty {
 }
 
 /// Opens a PTY of `size` whose line discipline starts with `termios` (the user's settings,
-/// when tj's stdin is a terminal), or the kernel's defaults.
-///
-/// portable-pty opens the pair; we then open the slave again by name, because its own slave
-/// handle can only be used through its `spawn_command`, which we do not use (it falls back to
-/// `$HOME` for a bad working directory and reports a bad `#!` as a child dying with 134).
+/// when tj's stdin is a terminal), or the kernel's defaults. `openpty(3)`: the master, then
+/// the slave by the name the kernel gave it, neither of them becoming tj's controlling
+/// terminal.
 ///
 /// `raw_output`: the PTY passes `\n` through untranslated (OPOST off), for when tj's stdout
 /// is a terminal that stays cooked and will make its own `\r\n`: two line disciplines
@@ -70,20 +92,24 @@ pub(super) fn open(
     termios: Option<&Termios>,
     raw_output: bool,
 ) -> anyhow::Result<Pty> {
+    let ws = nix::pty::Winsize {
+        ws_row: size.rows,
+        ws_col: size.cols,
+        ws_xpixel: size.pixel_width,
+        ws_ypixel: size.pixel_height,
+    };
     let pair = {
         let _no_fork = SPAWN.write().unwrap_or_else(PoisonError::into_inner);
-        native_pty_system().openpty(size.into()).map_err(readable)?
+        // The OS error as people read it (`Too many open files (os error 24)`): the caller
+        // says what could not be done.
+        let pair = nix::pty::openpty(&ws, None).map_err(io::Error::from)?;
+        for fd in [&pair.master, &pair.slave] {
+            nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC))
+                .map_err(io::Error::from)?;
+        }
+        pair
     };
-    let name = pair.master.tty_name().context("the pseudo-terminal has no device name")?;
-    // O_NOCTTY: tj itself must not acquire the slave as its controlling terminal when it has
-    // none. std opens with O_CLOEXEC, so no other child inherits it.
-    let slave = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOCTTY)
-        .open(&name)
-        .with_context(|| format!("could not open {}", name.display()))?;
-    drop(pair.slave);
+    let slave = File::from(pair.slave);
     if let Some(termios) = termios {
         termios::tcsetattr(&slave, SetArg::TCSANOW, termios)
             .context("could not copy the terminal settings to the pseudo-terminal")?;
@@ -95,36 +121,13 @@ pub(super) fn open(
         termios::tcsetattr(&slave, SetArg::TCSANOW, &settings)
             .context("could not set the pseudo-terminal's output processing")?;
     }
-    Ok(Pty { master: pair.master, slave })
-}
-
-/// portable-pty words a failed `openpty` or `ioctl` with the OS error's `Debug` form
-/// (`failed to openpty: Os { code: 24, kind: Uncategorized, message: "…" }`); this gives the
-/// error back as people read it (`Too many open files (os error 24)`), or leaves it as it is.
-fn readable(err: anyhow::Error) -> anyhow::Error {
-    let text = err.to_string();
-    let code = text.split_once("Os { code: ").and_then(|(_, rest)| {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        rest[..digits].parse::<i32>().ok()
-    });
-    match code {
-        Some(code) => anyhow::Error::new(io::Error::from_raw_os_error(code)),
-        None => err,
-    }
+    Ok(Pty { master: Master(pair.master), slave })
 }
 
 /// A descriptor of our own for the master, for the pump to poll and read and for the stdin
-/// thread to write: portable-pty's reader is a blocking `Read` without a descriptor, and the
-/// drain deadline needs poll.
-#[allow(unsafe_code)]
-pub(super) fn dup_master(master: &dyn MasterPty) -> io::Result<OwnedFd> {
-    let raw = master
-        .as_raw_fd()
-        .ok_or_else(|| io::Error::other("the pseudo-terminal has no file descriptor"))?;
-    // SAFETY: `raw` is the master's own descriptor, open for as long as `master` lives, and
-    // `master` outlives this borrow: we duplicate it at once and keep only the duplicate.
-    let fd = unsafe { BorrowedFd::borrow_raw(raw) };
-    fd.try_clone_to_owned()
+/// thread to write.
+pub(super) fn dup_master(master: &Master) -> io::Result<OwnedFd> {
+    master.0.try_clone()
 }
 
 /// The window size of the terminal on `fd`, or `None` if it is not a terminal or reports no
@@ -140,17 +143,6 @@ pub(super) fn window_size(fd: BorrowedFd<'_>) -> Option<WinSize> {
         pixel_width: ws.ws_xpixel,
         pixel_height: ws.ws_ypixel,
     })
-}
-
-impl From<WinSize> for PtySize {
-    fn from(size: WinSize) -> PtySize {
-        PtySize {
-            rows: size.rows,
-            cols: size.cols,
-            pixel_width: size.pixel_width,
-            pixel_height: size.pixel_height,
-        }
-    }
 }
 
 /// Returns `Some(true)` if and only if tj's process group is the foreground group of the
@@ -362,9 +354,9 @@ impl Terminal {
     /// to the PTY's foreground process group.
     pub(super) fn resize(&mut self) {
         if let Some(master) = &self.master
-            && let Err(err) = master.resize(self.size().into()).map_err(readable)
+            && let Err(err) = master.resize(self.size())
         {
-            self.warn(format!("could not resize the pseudo-terminal: {err:#}"));
+            self.warn(format!("could not resize the pseudo-terminal: {err}"));
         }
     }
 
@@ -955,18 +947,6 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_openpty_reads_as_its_os_error() {
-        let worded =
-            anyhow::anyhow!("failed to openpty: {:?}", io::Error::from_raw_os_error(libc::EMFILE));
-        let text = readable(worded).to_string();
-        assert_eq!(text, io::Error::from_raw_os_error(libc::EMFILE).to_string());
-        assert!(!text.contains("Os {"), "{text}");
-        // Anything else is left as it was.
-        let other = anyhow::anyhow!("the pseudo-terminal has no device name");
-        assert_eq!(readable(other).to_string(), "the pseudo-terminal has no device name");
-    }
-
-    #[test]
     fn window_size_of_a_non_terminal_is_none() {
         let file = File::open("/dev/null").unwrap();
         assert_eq!(window_size(file.as_fd()), None);
@@ -982,7 +962,7 @@ mod tests {
     #[test]
     fn end_of_file_typed_before_raw_mode_is_kept_as_such_not_as_a_nul() {
         let pty = open(WinSize::default(), None, false).unwrap();
-        let master = dup_master(pty.master.as_ref()).unwrap();
+        let master = dup_master(&pty.master).unwrap();
         // Typed on the cooked terminal before tj switches it to raw: a line, an end of file
         // (Ctrl-D), another line and another end of file.
         write_all_fd(master.as_fd(), b"ab\n\x04cd\n\x04").unwrap();
