@@ -29,7 +29,8 @@ a PTY and through a pipe, for the same command.
 Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
   TJ        the tj binary (default: this tree's release build, built first as install.sh
             builds it: statically linked on Linux, with musl where its standard library
-            is installed, unless TJ_DYNAMIC=1 or TJ_GLIBC=1)
+            is installed, unless TJ_DYNAMIC=1 or TJ_GLIBC=1; also when empty, to give
+            RUNS); examples/spawn_floor.rs is always built from this tree, that way
   RUNS      runs per command (default 21)
   BIG_RUNS  runs per command of the throughput row (default 7: each run moves 200 MB)
 """
@@ -148,7 +149,7 @@ def build(what: str = "tj") -> str:
 def main() -> int:
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 21
     big_runs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and sys.argv[1]:
         tj = sys.argv[1]
     else:
         tj = build()
