@@ -88,6 +88,54 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_existing(path, &meta, bytes)
 }
 
+/// Why a side file of `kind` at `path` cannot take a rendition, if it cannot: a directory
+/// or a socket cannot, a block device must not (a disk overwritten from its first byte).
+/// A symbolic link is judged by what it leads to, when the rendition is written.
+fn refused_kind(path: &Path, kind: &fs::FileType) -> Option<String> {
+    let takes = kind.is_file() || kind.is_fifo() || kind.is_char_device() || kind.is_symlink();
+    (!takes).then(|| {
+        format!(
+            "`{}` is a {}; tj writes a rendition only to a file, a FIFO or a character device",
+            path.display(),
+            fsx::kind_name(kind)
+        )
+    })
+}
+
+/// Why the side file `path` certainly cannot take a rendition, found before the command
+/// runs: it is a directory, a socket or a block device, or the directory it would be made
+/// in does not exist or is not a directory. What only the write can tell (where a symbolic
+/// link leads, permissions, a full disk) is found out then.
+pub fn file_refused(path: &Path) -> Option<String> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => refused_kind(path, &meta.file_type()),
+        Err(err)
+            if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
+        {
+            let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+            let dir = dir.unwrap_or(Path::new("."));
+            match fs::metadata(dir) {
+                Ok(meta) if meta.is_dir() => None,
+                Ok(meta) => Some(format!(
+                    "`{}` is a {}, not a directory",
+                    dir.display(),
+                    fsx::kind_name(&meta.file_type())
+                )),
+                Err(err)
+                    if matches!(
+                        err.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    Some(format!("the directory `{}` does not exist", dir.display()))
+                }
+                Err(_) => None,
+            }
+        }
+        Err(_) => None,
+    }
+}
+
 /// The canonical target of the symbolic link `link` and its metadata, if and only if both
 /// belong to the user: a link someone else planted (or one that leads to someone else's
 /// file) must not decide what tj overwrites.
@@ -128,17 +176,8 @@ fn write_existing(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<
         // The reader takes it at once; a rendition lost to a crash is made again.
         return fsx::replace_volatile(path, bytes);
     }
-    if !(kind.is_fifo() || kind.is_char_device()) {
-        // A directory or a socket cannot take a rendition; a block device must not (a disk
-        // overwritten from its first byte).
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "`{}` is a {}; tj writes a rendition only to a file, a FIFO or a character device",
-                path.display(),
-                fsx::kind_name(&kind)
-            ),
-        ));
+    if let Some(why) = refused_kind(path, &kind) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     // In place: no O_CREAT, no O_TRUNC (a device is never replaced or truncated). O_NONBLOCK
     // makes a FIFO nobody reads fail with ENXIO instead of blocking the open forever;
@@ -351,6 +390,37 @@ mod tests {
         let err = to_channel(&file(&disk), "hi").unwrap_err();
         assert!(format!("{err:#}").contains("is a block device"), "{err:#}");
         assert!(fs::symlink_metadata(&disk).unwrap().file_type().is_block_device());
+    }
+
+    /// What `file_refused` turns away before a run is what the write would refuse for sure;
+    /// what only the write can tell is left to it.
+    #[test]
+    fn a_side_file_is_refused_up_front_only_when_it_certainly_cannot_be_written() {
+        let dir = TempDir::new("refused");
+        let existing = dir.0.join("existing.txt");
+        fs::File::create(&existing).unwrap();
+        let refused = |path: &Path| file_refused(path);
+        assert_eq!(refused(&existing), None);
+        assert_eq!(refused(&dir.0.join("new.txt")), None);
+        assert_eq!(refused(Path::new("relative-new.txt")), None);
+        let why = refused(&dir.0).unwrap();
+        assert!(
+            why.ends_with(
+                "is a directory; tj writes a rendition only to a file, a FIFO or a character device"
+            ),
+            "{why}"
+        );
+        let why = refused(&dir.0.join("missing/out.txt")).unwrap();
+        assert!(
+            why.starts_with("the directory `") && why.ends_with("missing` does not exist"),
+            "{why}"
+        );
+        let why = refused(&existing.join("out.txt")).unwrap();
+        assert!(why.ends_with("existing.txt` is a regular file, not a directory"), "{why}");
+        // A dangling link of the user's is judged when the rendition is written.
+        let link = dir.0.join("link");
+        std::os::unix::fs::symlink(dir.0.join("nowhere/x"), &link).unwrap();
+        assert_eq!(refused(&link), None);
     }
 
     #[test]

@@ -65,7 +65,9 @@ pub(crate) struct Args {
     #[arg(long)]
     no_pty: bool,
 
-    /// Write the rendition to this file (atomically) before tj exits [env: TJ_EMIT]
+    /// Write the rendition to this file (atomically) before tj exits; one that cannot be
+    /// (its directory missing, a directory) is no side channel (a warning says so) [env:
+    /// TJ_EMIT]
     #[arg(long, value_name = "PATH")]
     emit: Option<std::path::PathBuf>,
 
@@ -104,7 +106,7 @@ pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
         return Ok(exec_directly(&args.command));
     }
     // Before tj opens a descriptor of its own, which could take the number.
-    args.drop_closed_emit_fd(mode);
+    args.drop_dead_side_channel(mode);
     let args = &args;
     let spec = build_spec(args, env, mode);
     let store = Store::new(env).ok();
@@ -252,23 +254,33 @@ impl Args {
         Some(parsed)
     }
 
-    /// Drops `--emit-fd N` (or `TJ_EMIT_FD`) when N is not an open descriptor, with one
-    /// warning that says where the rendition goes instead. Checked before tj opens anything:
-    /// later, N could be a descriptor of tj's own (the PTY, a store file), and the rendition
-    /// would be written into it. Without the channel a run in terminal mode is watched live
-    /// and counted as such ([`is_watched`]): no agent reads a descriptor that was never open.
-    fn drop_closed_emit_fd(&mut self, mode: Mode) {
+    /// Drops a side channel that certainly cannot take the rendition, with one warning that
+    /// says where the rendition goes instead: `--emit PATH` (or `TJ_EMIT`) that is a
+    /// directory, a socket or a block device, or whose directory does not exist
+    /// ([`emit::file_refused`]), and `--emit-fd N` (or `TJ_EMIT_FD`) when N is not an open
+    /// descriptor. Checked before tj opens anything: later, N could be a descriptor of tj's
+    /// own (the PTY, a store file), and the rendition would be written into it. Without a
+    /// channel, a run in terminal mode is watched live and counted as such ([`is_watched`]):
+    /// no agent reads a rendition that cannot be written.
+    fn drop_dead_side_channel(&mut self, mode: Mode) {
+        let instead = |emit_fd: Option<i32>| match emit_fd {
+            Some(fd) => format!("the rendition goes to --emit-fd {fd}"),
+            None if mode == Mode::Agent => "the rendition goes to stdout".to_owned(),
+            None => "no rendition is made; the output is stored (`tj ls`)".to_owned(),
+        };
+        if let Some(path) = &self.emit
+            && let Some(why) = emit::file_refused(path)
+        {
+            let path = path.display();
+            diag::warn_once(&format!("--emit {path}: {why}; {}", instead(self.emit_fd)));
+            self.emit = None;
+        }
         let Some(fd) = self.emit_fd else { return };
         if self.emit.is_some() || emit::fd_is_open(fd) {
             return;
         }
         self.emit_fd = None;
-        let instead = if mode == Mode::Agent {
-            "the rendition goes to stdout"
-        } else {
-            "no rendition is made; the output is stored (`tj ls`)"
-        };
-        diag::warn_once(&format!("--emit-fd {fd}: descriptor {fd} is not open; {instead}"));
+        diag::warn_once(&format!("--emit-fd {fd}: descriptor {fd} is not open; {}", instead(None)));
     }
 
     /// Fills the side channel from `TJ_EMIT`, `TJ_EMIT_FD` and `TJ_EMIT_FORMAT` where no flag

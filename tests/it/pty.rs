@@ -831,26 +831,37 @@ fn a_run_watched_live_is_stored_but_neither_reduced_nor_counted() {
 }
 
 #[test]
-fn a_side_channel_descriptor_that_is_not_open_is_no_side_channel() {
-    // `--emit-fd 97` with nothing open as 97: no agent reads it, so the run is watched live
-    // (stored, not reduced, not counted), and one warning says so.
-    let env = TestEnv::new();
-    let path = fake_cargo(&env);
-    let mut cmd = outer_cmd(&env, &wrapped("", r#""$TJ" run --emit-fd 97 -- cargo test"#));
-    cmd.env("PATH", &path);
-    let done = Outer::spawn(cmd, size(24, 80)).finish();
-    assert_eq!(done.rc, 101, "{}", done.text());
-    done.assert_terminal_restored();
-    let text = done.text();
-    assert!(text.contains("case_0150 ... ok"), "{text}");
-    assert!(
-        text.contains("--emit-fd 97: descriptor 97 is not open; no rendition is made"),
-        "{text}"
-    );
-    let meta = only_artifact(&env);
-    assert!(meta["reducedChars"].is_null(), "{meta}");
-    assert_eq!(meta["sha256"], "", "{meta}");
-    assert!(!env.data().join("ledger.jsonl").exists(), "a run nobody was given was counted");
+fn a_side_channel_that_cannot_be_written_is_no_side_channel() {
+    // `--emit-fd 97` with nothing open as 97, or `--emit` into a directory that does not
+    // exist: no agent reads either, so the run is watched live (stored, not reduced, not
+    // counted), and one warning says so.
+    for (flag, warning) in [
+        ("--emit-fd 97", "--emit-fd 97: descriptor 97 is not open; no rendition is made"),
+        (
+            "--emit no-such-dir/rendition.txt",
+            "--emit no-such-dir/rendition.txt: the directory `no-such-dir` does not exist; no \
+             rendition is made",
+        ),
+    ] {
+        let env = TestEnv::new();
+        let path = fake_cargo(&env);
+        let line = format!(r#""$TJ" run {flag} -- cargo test"#);
+        let mut cmd = outer_cmd(&env, &wrapped("", &line));
+        cmd.env("PATH", &path);
+        let done = Outer::spawn(cmd, size(24, 200)).finish();
+        assert_eq!(done.rc, 101, "{}", done.text());
+        done.assert_terminal_restored();
+        let text = done.text();
+        assert!(text.contains("case_0150 ... ok"), "{text}");
+        assert!(text.contains(warning), "{text}");
+        let meta = only_artifact(&env);
+        assert!(meta["reducedChars"].is_null(), "{flag}: {meta}");
+        assert_eq!(meta["sha256"], "", "{flag}: {meta}");
+        assert!(
+            !env.data().join("ledger.jsonl").exists(),
+            "{flag}: counted a run nobody was given"
+        );
+    }
 }
 
 #[test]

@@ -467,6 +467,40 @@ fn an_emit_fd_that_is_not_open_sends_the_rendition_to_stdout() {
     assert_eq!(ledger.lines().count(), 2, "{ledger}");
 }
 
+/// `--emit` (or `TJ_EMIT`) naming what cannot take a rendition (a file in a directory that
+/// does not exist, a directory) is dropped before the run with one warning: the rendition
+/// goes to stdout, the exit code is the command's, and nothing else complains later.
+#[test]
+fn an_emit_path_that_cannot_be_written_sends_the_rendition_to_stdout() {
+    let env = TestEnv::new();
+    let dir = env.work().to_str().unwrap().to_owned();
+    for (path, why) in [
+        ("missing/out.txt", "the directory `missing` does not exist"),
+        (dir.as_str(), "is a directory; tj writes a rendition only to a file"),
+    ] {
+        for via_env in [false, true] {
+            let mut args = vec!["run", "--agent"];
+            if !via_env {
+                args.extend(["--emit", path]);
+            }
+            args.extend(["--", "sh", "-c", "echo ran; exit 3"]);
+            let mut cmd = env.cmd(&args);
+            if via_env {
+                cmd.env("TJ_EMIT", path);
+            }
+            let out = env.run_cmd(cmd, b"");
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{path}: {err}");
+            assert!(stdout(&out).contains("ran"), "{path}: {}", stdout(&out));
+            assert!(err.starts_with(&format!("tj: warning: --emit {path}: ")), "{path}: {err}");
+            assert!(err.contains(why), "{path}: {err}");
+            assert!(err.trim_end().ends_with("the rendition goes to stdout"), "{path}: {err}");
+            assert_eq!(err.lines().count(), 1, "{path}: {err}");
+        }
+    }
+    assert!(!env.work().join("missing").exists());
+}
+
 /// The side channel's variables never keep the command from running: an empty one is unset
 /// (`export TJ_EMIT=` to switch it off), a malformed one is one warning and ignored.
 #[test]
