@@ -109,9 +109,7 @@ fn refused_kind(path: &Path, kind: &fs::FileType) -> Option<String> {
 pub fn file_refused(path: &Path) -> Option<String> {
     match fs::symlink_metadata(path) {
         Ok(meta) => refused_kind(path, &meta.file_type()),
-        Err(err)
-            if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
-        {
+        Err(err) if is_missing(&err) => {
             let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
             let dir = dir.unwrap_or(Path::new("."));
             match fs::metadata(dir) {
@@ -121,12 +119,7 @@ pub fn file_refused(path: &Path) -> Option<String> {
                     dir.display(),
                     fsx::kind_name(&meta.file_type())
                 )),
-                Err(err)
-                    if matches!(
-                        err.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                    ) =>
-                {
+                Err(err) if is_missing(&err) => {
                     Some(format!("the directory `{}` does not exist", dir.display()))
                 }
                 Err(_) => None,
@@ -134,6 +127,12 @@ pub fn file_refused(path: &Path) -> Option<String> {
         }
         Err(_) => None,
     }
+}
+
+/// Whether `err` says a path leads nowhere: a name that does not exist, or one under a file
+/// that is not a directory.
+fn is_missing(err: &io::Error) -> bool {
+    matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
 /// The canonical target of the symbolic link `link` and its metadata, if and only if both
@@ -399,7 +398,7 @@ mod tests {
         let dir = TempDir::new("refused");
         let existing = dir.0.join("existing.txt");
         fs::File::create(&existing).unwrap();
-        let refused = |path: &Path| file_refused(path);
+        let refused = file_refused;
         assert_eq!(refused(&existing), None);
         assert_eq!(refused(&dir.0.join("new.txt")), None);
         assert_eq!(refused(Path::new("relative-new.txt")), None);

@@ -257,13 +257,12 @@ fn stdout_report() -> String {
     }
 }
 
-/// stdout's (device, inode), the identity `tj run` compares with `--agent-stdout`.
+/// stdout's (device, inode), the identity `tj run` compares with `--agent-stdout`, taken
+/// as `tj run` takes it.
 fn stdout_identity() -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata("/dev/stdout").ok()?;
-        Some((meta.dev(), meta.ino()))
+        super::run::stdout_identity()
     }
     #[cfg(not(unix))]
     {

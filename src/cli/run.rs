@@ -46,7 +46,7 @@ use crate::store::{Metadata, Store};
 /// the side channel (--emit, --emit-fd) or, when an agent reads stdout, to stdout once the
 /// command ends; in your terminal without a side channel, nobody reads a rendition and none
 /// is made. tj exits with the command's exit status (128+N for signal N).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub(crate) struct Args {
     /// Force agent mode: nothing live; the rendition on stdout (or the side channel)
     #[arg(long, conflicts_with = "live")]
@@ -186,19 +186,7 @@ impl Args {
         if std::env::var_os(crate::env::TJ_RAW).is_some() {
             return None;
         }
-        let mut parsed = Args {
-            agent: false,
-            live: false,
-            agent_stdout: None,
-            no_pty: false,
-            emit: None,
-            emit_fd: None,
-            emit_format: None,
-            host: None,
-            raw: false,
-            no_redact: false,
-            command: Vec::new(),
-        };
+        let mut parsed = Args::default();
         let mut rest = args.iter();
         while let Some(arg) = rest.next() {
             let text = arg.to_str();
@@ -998,7 +986,7 @@ fn status_of(err: &SpawnError) -> Status {
 /// /dev/stdout`, which follows the link in /proc to the open file): the open file's own, from
 /// `fstat`, without the lookups in /proc that a `stat` of `/dev/stdout` costs every run.
 #[allow(clippy::useless_conversion, reason = "dev_t and ino_t are u64 on Linux, not everywhere")]
-fn stdout_identity() -> Option<(u64, u64)> {
+pub(super) fn stdout_identity() -> Option<(u64, u64)> {
     use std::os::fd::AsFd;
     let stat = nix::sys::stat::fstat(std::io::stdout().as_fd()).ok()?;
     Some((u64::try_from(stat.st_dev).ok()?, u64::try_from(stat.st_ino).ok()?))

@@ -226,8 +226,7 @@ struct Session {
 /// command whose environment it changed: the PATH searched is the command's own, and
 /// glibc's fallback to `/bin/sh` for a file without `#!` applies as with std.
 struct ExecPlan {
-    program: CString,
-    /// Null-terminated; the program as given, then its arguments.
+    /// Null-terminated; the program as given (what `execvp` looks for), then its arguments.
     argv: Vec<*const c_char>,
     /// Null-terminated `KEY=value` entries: tj's environment in its own order, less what the
     /// spec removes or sets, then what it sets.
@@ -270,7 +269,6 @@ impl ExecPlan {
             all.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
         };
         Some(ExecPlan {
-            program: CString::new(program.as_bytes()).ok()?,
             argv: pointers(&strings[..argc]),
             envp: pointers(&strings[argc..]),
             _strings: strings,
@@ -291,7 +289,7 @@ impl ExecPlan {
                 libc::signal(libc::SIGCHLD, libc::SIG_IGN);
             }
             environ = self.envp.as_ptr();
-            libc::execvp(self.program.as_ptr(), self.argv.as_ptr());
+            libc::execvp(self.argv[0], self.argv.as_ptr());
         }
         io::Error::last_os_error()
     }

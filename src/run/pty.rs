@@ -42,12 +42,7 @@ impl Master {
     /// process group.
     #[allow(unsafe_code)]
     fn resize(&self, size: WinSize) -> io::Result<()> {
-        let ws = libc::winsize {
-            ws_row: size.rows,
-            ws_col: size.cols,
-            ws_xpixel: size.pixel_width,
-            ws_ypixel: size.pixel_height,
-        };
+        let ws = libc::winsize::from(size);
         // SAFETY: TIOCSWINSZ reads one `winsize` through the pointer, which points at one.
         if unsafe { libc::ioctl(self.0.as_raw_fd(), libc::TIOCSWINSZ, &ws) } == -1 {
             return Err(io::Error::last_os_error());
@@ -92,12 +87,7 @@ pub(super) fn open(
     termios: Option<&Termios>,
     raw_output: bool,
 ) -> anyhow::Result<Pty> {
-    let ws = nix::pty::Winsize {
-        ws_row: size.rows,
-        ws_col: size.cols,
-        ws_xpixel: size.pixel_width,
-        ws_ypixel: size.pixel_height,
-    };
+    let ws = libc::winsize::from(size);
     let pair = {
         let _no_fork = SPAWN.write().unwrap_or_else(PoisonError::into_inner);
         // The OS error as people read it (`Too many open files (os error 24)`): the caller
@@ -143,6 +133,17 @@ pub(super) fn window_size(fd: BorrowedFd<'_>) -> Option<WinSize> {
         pixel_width: ws.ws_xpixel,
         pixel_height: ws.ws_ypixel,
     })
+}
+
+impl From<WinSize> for libc::winsize {
+    fn from(size: WinSize) -> libc::winsize {
+        libc::winsize {
+            ws_row: size.rows,
+            ws_col: size.cols,
+            ws_xpixel: size.pixel_width,
+            ws_ypixel: size.pixel_height,
+        }
+    }
 }
 
 /// Returns `Some(true)` if and only if tj's process group is the foreground group of the
