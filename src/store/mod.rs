@@ -746,10 +746,40 @@ mod tests {
 
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
+    /// A directory of this test's own under the system's temporary one: not there yet when
+    /// made, and removed with all it holds when dropped, also when the test fails.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for Scratch {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl From<&Scratch> for PathBuf {
+        fn from(scratch: &Scratch) -> PathBuf {
+            scratch.0.clone()
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("tj-store-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        dir
+        Scratch(dir)
     }
 
     #[test]
@@ -1117,7 +1147,8 @@ mod tests {
     #[test]
     fn an_identical_rendition_is_left_as_it_is_and_a_new_one_replaces_it() {
         use std::os::unix::fs::MetadataExt;
-        let store = Store::at(temp("rendition"));
+        let root = temp("rendition");
+        let store = Store::at(&root);
         let mut meta = Metadata::default();
         let artifact = store.persist(b"output\n", &mut meta).unwrap();
         store.write_rendition(&artifact.id, "reduced").unwrap();

@@ -89,15 +89,73 @@ impl Tmux {
             if ok(&screen) {
                 return screen;
             }
-            assert!(start.elapsed() < DEADLINE, "never saw {what:?}; the screen:\n{screen}");
+            assert!(
+                start.elapsed() < DEADLINE,
+                "never saw {what:?}; the screen:\n{screen}\nthe processes on its terminal:\n{}",
+                self.processes()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
+    /// The pane's terminal, as `/dev/pts/N`.
+    fn tty(&self) -> String {
+        let tty = self.run(&["display-message", "-p", "#{pane_tty}"]).stdout;
+        String::from_utf8_lossy(&tty).trim().to_owned()
+    }
+
+    /// What a failed wait shows besides the screen: every process whose controlling
+    /// terminal is the pane's, with its state, process group, the terminal's foreground
+    /// group, and the signals it ignores, blocks and has pending (in hex, as `/proc` has
+    /// them). A key that seemed to do nothing is explained by one of these.
+    fn processes(&self) -> String {
+        let Ok(rdev) =
+            std::fs::metadata(self.tty()).map(|m| std::os::unix::fs::MetadataExt::rdev(&m))
+        else {
+            return "(the pane's terminal is gone)".to_owned();
+        };
+        let mut rows = vec!["pid ppid pgrp tpgid state ign blk pnd shdpnd argv".to_owned()];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let dir = entry.path();
+            let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else { continue };
+            // After the command name in parentheses: state ppid pgrp session tty_nr tpgid.
+            let Some(close) = stat.rfind(')') else { continue };
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            if fields.len() < 6 || fields[4].parse::<u64>().ok() != Some(rdev) {
+                continue;
+            }
+            let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map_or("?", |v| match v.trim().trim_start_matches('0') {
+                        "" => "0",
+                        hex => hex,
+                    })
+                    .to_owned()
+            };
+            let argv = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+            rows.push(format!(
+                "{pid} {ppid} {pgrp} {tpgid} {state} {ign} {blk} {pnd} {shd} {argv}",
+                pid = entry.file_name().to_string_lossy(),
+                ppid = fields[1],
+                pgrp = fields[2],
+                tpgid = fields[5],
+                state = fields[0],
+                ign = field("SigIgn:"),
+                blk = field("SigBlk:"),
+                pnd = field("SigPnd:"),
+                shd = field("ShdPnd:"),
+                argv = String::from_utf8_lossy(&argv).replace('\0', " "),
+            ));
+        }
+        rows.join("\n")
+    }
+
     /// Waits until the pane's terminal is in raw mode (no echo), as tj puts it.
     fn wait_for_raw_mode(&self) {
-        let tty = self.run(&["display-message", "-p", "#{pane_tty}"]).stdout;
-        let tty = String::from_utf8_lossy(&tty).trim().to_owned();
+        let tty = self.tty();
         let start = Instant::now();
         loop {
             let stty = Command::new("stty").args(["-a", "-F", &tty]).output().unwrap();
