@@ -305,6 +305,14 @@ fn ctrl_z_then_bg_runs_on_and_fg_gives_the_keys_back_through_tj() {
         tmux.line("echo \"shell-$((6 * 7))\"");
         tmux.wait_for("shell-42");
         tmux.line("fg");
+        // bash names the job it continues once it has read `fg` and left its line editor,
+        // which echoes keys itself with the terminal's echo off: an answer typed before
+        // then was taken in unechoed (1 CI run in 10 or so, in the leg without tj).
+        let job = format!("{prefix}sh -c");
+        tmux.wait_until(
+            |s| s.rsplit_once("READY$ fg\n").is_some_and(|(_, after)| after.starts_with(&job)),
+            "the job named after fg",
+        );
         // After `fg`, tj takes raw mode back within its foreground check (250 ms): the pane's
         // terminal stops echoing (the PTY echoes instead). Without tj it stays cooked and the
         // command is continued at once. Typed after either: one echo, then the answer.
