@@ -357,6 +357,12 @@ fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigch
 #[allow(unsafe_code)]
 fn split_session(session: &Session, ignore_sigchld: bool, max_fd: c_int) -> io::Error {
     let report = session.report.load(Ordering::SeqCst);
+    // Named before the command starts, which may look at its parent at once (`ps`, a test).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes, a literal here.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"tj-session".as_ptr());
+    }
     #[cfg(any(target_os = "linux", target_os = "android"))]
     match start_sharing(&session.plan, ignore_sigchld) {
         Some(Ok(job)) => lead_session(job, report, max_fd),
@@ -530,8 +536,6 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
     // SAFETY: every call is a system call on our own process, its descriptors, or its
     // child; the buffers passed are local values that outlive the calls.
     unsafe {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        libc::prctl(libc::PR_SET_NAME, c"tj-session".as_ptr());
         libc::close(libc::STDIN_FILENO);
         libc::close(libc::STDERR_FILENO);
         close_from(3, max_fd);
