@@ -20,6 +20,7 @@ fn main() {
     let root =
         PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let rules = root.join("rules");
+    println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=rules");
     let mut files = Vec::new();
     walk(&rules, &mut files);
@@ -47,6 +48,20 @@ fn main() {
     fs::write(out_dir.join("builtin_rules.rs"), out).expect("OUT_DIR is writable");
     prebuild(&texts, &out_dir);
     link_position_dependent();
+    shared_leader();
+}
+
+/// `cfg(shared_leader)`: where a PTY run's session leader is started in tj's own memory
+/// (`run::exec::start_leader`): Linux, on the architectures whose system calls the leader
+/// makes by hand once the command runs (no libc call there may write the errno it shares
+/// with tj's thread). Elsewhere the leader is forked by std's spawn.
+fn shared_leader() {
+    println!("cargo::rustc-check-cfg=cfg(shared_leader)");
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if os == "linux" && matches!(arch.as_str(), "x86_64" | "aarch64") {
+        println!("cargo:rustc-cfg=shared_leader");
+    }
 }
 
 /// Links the `tj` executable at a fixed address on Linux (`-no-pie`), as a position-dependent

@@ -6,8 +6,9 @@
 //! for the command in the terminal's foreground group and takes the terminal back when it
 //! ends (so that the command's background children outlive it), and relays the output until
 //! the last writer is gone; then it exits as the command did. Unlike tj, it does nothing
-//! else: no options, no store, no rendition, no signal forwarding, no threads. The leader is
-//! forked; the command is started as `vfork` would, as tj starts it.
+//! else: no options, no store, no rendition, no signal forwarding, no threads. The leader
+//! runs in the wrapper's memory (`clone(CLONE_VM)`) and starts the command as `vfork`
+//! would, as tj starts both on Linux.
 //!
 //! ```text
 //! spawn_floor COMMAND [ARGS...]
@@ -50,17 +51,34 @@ extern "C" fn command(arg: *mut libc::c_void) -> c_int {
     }
 }
 
-/// The session leader, in the forked child: never returns.
-fn leader(slave: c_int, exec: &Exec, stack: &mut [u8]) -> ! {
+/// What the session leader needs, made before it starts.
+struct Leader<'a> {
+    master: c_int,
+    slave: c_int,
+    exec: &'a Exec,
+    /// The top of the command's stack, until its exec.
+    command_stack: *mut u8,
+}
+
+extern "C" fn leader_main(arg: *mut libc::c_void) -> c_int {
+    // SAFETY: `main` passes a pointer to a `Leader` that outlives this process (it waits for
+    // it); the leader only makes system calls on values read from it.
+    let leader = unsafe { &*arg.cast::<Leader<'_>>() };
+    // SAFETY: closes this process's copy of the master (its descriptors are its own).
+    unsafe { libc::close(leader.master) };
+    lead(leader.slave, leader.exec, leader.command_stack)
+}
+
+/// The session leader, in its own process sharing the wrapper's memory: never returns.
+fn lead(slave: c_int, exec: &Exec, top: *mut u8) -> ! {
     // SAFETY: system calls on our own process and descriptors; the clone child runs on
-    // `stack` (its top), sharing our memory until its exec.
+    // the stack whose top is `top`, sharing our memory until its exec.
     unsafe {
         libc::setsid();
         for fd in 0..3 {
             libc::dup2(slave, fd);
         }
         libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0);
-        let top = stack.as_mut_ptr().add(stack.len() & !15);
         let pid = libc::clone(
             command,
             top.cast(),
@@ -87,15 +105,31 @@ fn main() -> ExitCode {
     let argv =
         args.iter().map(|arg| arg.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let exec = Exec { program, argv };
-    let mut stack = vec![0u8; 256 * 1024];
+    let top = |stack: &mut Vec<u8>| {
+        // SAFETY: the last 16-byte boundary within the buffer (stacks grow down).
+        unsafe { stack.as_mut_ptr().add(stack.len() & !15) }
+    };
+    let (mut leader_stack, mut command_stack) = (vec![0u8; 256 * 1024], vec![0u8; 256 * 1024]);
     let pair = nix::pty::openpty(None, None).expect("a PTY opens");
     let (master, slave): (OwnedFd, OwnedFd) = (pair.master, pair.slave);
-    // SAFETY: the child only makes system calls (see `leader`) before it exits.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        drop(master);
-        leader(slave.as_raw_fd(), &exec, &mut stack);
-    }
+    let leader = Leader {
+        master: master.as_raw_fd(),
+        slave: slave.as_raw_fd(),
+        exec: &exec,
+        command_stack: top(&mut command_stack),
+    };
+    // SAFETY: the leader runs `leader_main` on its own stack, sharing our memory, and only
+    // makes system calls (see `lead`); `leader` and both stacks outlive it (we wait for it
+    // below, and for the end of the output, which comes after its exit).
+    let pid = unsafe {
+        libc::clone(
+            leader_main,
+            top(&mut leader_stack).cast(),
+            libc::CLONE_VM | libc::SIGCHLD,
+            std::ptr::from_ref(&leader).cast_mut().cast(),
+        )
+    };
+    assert!(pid > 0, "the leader could not be started");
     drop(slave);
     let mut buf = [0u8; 64 * 1024];
     // SAFETY: reads into a local buffer from our own descriptor.

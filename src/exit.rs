@@ -77,14 +77,22 @@ const NOT_FATAL: [i32; 8] = [
     libc::SIGWINCH,
 ];
 
+/// Whether `sig`'s default action ends the process (and so whether a process can be made to
+/// die of it).
+pub(crate) fn is_fatal(sig: i32) -> bool {
+    !NOT_FATAL.contains(&sig)
+}
+
 /// Makes tj die of `sig`: no core dump, the default action, unblocked, raised. Returns only if
 /// tj survived it.
 ///
 /// System calls only, none that allocates or locks: the session leader `run::exec` forks
-/// calls it too, in a child of a process with threads, where nothing else is safe.
+/// calls it too, in a child of a process with threads, where nothing else is safe (the one
+/// it starts in tj's memory has its own, `run::exec::die_like`: there the threads libc
+/// knows of, which `raise` and musl's `setrlimit` may signal, are tj's).
 #[allow(unsafe_code)]
 pub(crate) fn die_of(sig: i32) {
-    if NOT_FATAL.contains(&sig) {
+    if !is_fatal(sig) {
         return;
     }
     let Ok(signal) = nix::sys::signal::Signal::try_from(sig) else { return };

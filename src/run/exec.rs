@@ -1,6 +1,8 @@
-//! Spawning the child: `std::process::Command` with the PTY slave (or the shared output pipe)
-//! as its stdout and stderr, in a session of its own, in the given working directory; and
-//! exec failures turned into [`SpawnError`]s that name the command, as a shell would.
+//! Spawning the child, with the PTY slave (or the shared output pipe) as its stdout and
+//! stderr, in a session of its own, in the given working directory: on a PTY under a
+//! session leader started in tj's memory (`start_leader`, where it can be), else through
+//! `std::process::Command`; and exec failures turned into [`SpawnError`]s that name the
+//! command, as a shell would.
 //!
 //! With a PTY, the session is led by a small process of tj's own (see [`lead_session`]), and
 //! the command runs in the session's foreground process group, as a shell runs a job: when
@@ -10,14 +12,14 @@
 //!
 //! It does not wait for the child (`signals.rs`) or read its output (`pty.rs`).
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, PoisonError};
 
@@ -42,6 +44,33 @@ pub(super) enum Input<'a> {
     Pty,
     /// This descriptor, unchanged (a duplicate shares the open file: offset, EOF, `isatty`).
     Fd(BorrowedFd<'a>),
+}
+
+/// The process [`spawn`] started, to wait for: one std started, or a session leader
+/// started by `start_leader`.
+pub(super) enum Child {
+    Std(std::process::Child),
+    #[cfg(shared_leader)]
+    Leader(Leader),
+}
+
+impl Child {
+    pub(super) fn id(&self) -> u32 {
+        match self {
+            Child::Std(child) => child.id(),
+            #[cfg(shared_leader)]
+            Child::Leader(leader) => leader.pid.unsigned_abs(),
+        }
+    }
+
+    /// Waits for the process to end and reaps it; its status, also when asked again.
+    pub(super) fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Child::Std(child) => child.wait(),
+            #[cfg(shared_leader)]
+            Child::Leader(leader) => leader.wait(),
+        }
+    }
 }
 
 /// What [`spawn`] started.
@@ -91,6 +120,16 @@ pub(super) fn spawn(
 
     // The spawn's own error, before `classify` words it: ENOEXEC is looked for below.
     let start = |program: &OsStr, args: &[&OsStr]| -> Result<io::Result<Spawned>, SpawnError> {
+        #[cfg(shared_leader)]
+        if matches!(output, Output::Pty(_)) {
+            let Some(plan) = ExecPlan::new(program, args, spec) else {
+                return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput)));
+            };
+            let stdio = [stdin, out, stderr.unwrap_or(out)];
+            if let Some(spawned) = spawn_leader(&plan, stdio, &spec.cwd, ignore_sigchld)? {
+                return Ok(spawned);
+            }
+        }
         let mut cmd = Command::new(program);
         cmd.args(args).current_dir(&spec.cwd);
         cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
@@ -207,7 +246,7 @@ fn spawn_retrying(cmd: &mut Command, report: Option<&AtomicI32>) -> io::Result<S
                     }
                     None => own,
                 };
-                return Ok(Spawned { child, job });
+                return Ok(Spawned { child: Child::Std(child), job });
             }
         }
     }
@@ -222,15 +261,24 @@ struct Session {
 }
 
 /// The command's exec, prepared in tj before the fork: between fork and exec nothing may
-/// allocate. It is `execvp` with `environ` pointing at `envp` for the call, as std execs a
-/// command whose environment it changed: the PATH searched is the command's own, and
-/// glibc's fallback to `/bin/sh` for a file without `#!` applies as with std.
+/// allocate. It is `execve` with the command's environment, tried on each path `execvp`
+/// would try, in its order, with its handling of errors: the PATH searched is the
+/// command's own. A file without `#!` fails with ENOEXEC, which [`spawn`] answers by
+/// running it with `/bin/sh`, as glibc's `execvp` would (musl's does not).
+///
+/// Not `execvp` with `environ` swapped for the call, as std does it: the session leader runs
+/// in tj's memory (`start_leader`), where `environ` is every thread's, and another thread
+/// spawning a process meanwhile would hand it the command's environment.
 struct ExecPlan {
-    /// Null-terminated; the program as given (what `execvp` looks for), then its arguments.
+    /// Null-terminated; the program as given, then its arguments.
     argv: Vec<*const c_char>,
     /// Null-terminated `KEY=value` entries: tj's environment in its own order, less what the
     /// spec removes or sets, then what it sets.
     envp: Vec<*const c_char>,
+    /// The files to exec, in order: the program itself when it has a slash, else each entry
+    /// of the command's PATH (`/bin:/usr/bin` when it has none) joined with it, an empty
+    /// entry giving the name alone (the working directory's file).
+    paths: Vec<CString>,
     /// What `argv` and `envp` point into: heap buffers that stay where they are when the plan
     /// moves, and are never changed.
     _strings: Vec<CString>,
@@ -254,6 +302,7 @@ impl ExecPlan {
             env.retain(|(old, _)| old != key);
             env.push((key.clone(), value.clone()));
         }
+        let paths = Self::paths(program, env.iter().find(|(key, _)| key == "PATH"))?;
         let mut strings = Vec::with_capacity(1 + args.len() + env.len());
         for arg in std::iter::once(program).chain(args.iter().copied()) {
             strings.push(CString::new(arg.as_bytes()).ok()?);
@@ -271,34 +320,72 @@ impl ExecPlan {
         Some(ExecPlan {
             argv: pointers(&strings[..argc]),
             envp: pointers(&strings[argc..]),
+            paths,
             _strings: strings,
         })
     }
 
+    /// The files `execvp` would try for `program` with `path` (the command's PATH entry).
+    fn paths(program: &OsStr, path: Option<&(OsString, OsString)>) -> Option<Vec<CString>> {
+        let name = program.as_bytes();
+        if name.is_empty() {
+            // execvp: ENOENT, nothing tried.
+            return Some(Vec::new());
+        }
+        if has_slash(program) {
+            return Some(vec![CString::new(name).ok()?]);
+        }
+        let path = path.map_or(b"/bin:/usr/bin".as_slice(), |(_, value)| value.as_bytes());
+        path.split(|&b| b == b':')
+            .map(|dir| {
+                let mut file = dir.to_vec();
+                if !dir.is_empty() {
+                    file.push(b'/');
+                }
+                file.extend_from_slice(name);
+                CString::new(file).ok()
+            })
+            .collect()
+    }
+
     /// Execs the command in this process, with SIGCHLD ignored first if `ignore_sigchld`.
-    /// Returns only if the exec failed, with its error. Async-signal-safe: system calls only,
-    /// and `execvp`, which allocates nothing.
+    /// Returns only if the exec failed, with the error `execvp` would give: the first that
+    /// is not "not there" (ENOENT, ENOTDIR, ESTALE, ENODEV, ETIMEDOUT) or "not allowed"
+    /// (EACCES), else EACCES if any path gave it, else the last error. Async-signal-safe:
+    /// system calls only.
     #[allow(unsafe_code)]
     fn exec(&self, ignore_sigchld: bool) -> io::Error {
-        // SAFETY: `signal` sets a disposition of our own process, installing no handler;
-        // `environ` is replaced by a null-terminated array of C strings the plan owns, which
-        // outlives the call (after a failed exec, this process only reports the error); the
-        // arguments of `execvp` are null-terminated C strings and a null-terminated array.
-        unsafe {
-            if ignore_sigchld {
+        if ignore_sigchld {
+            // SAFETY: `signal` sets a disposition of our own process, installing no handler.
+            unsafe {
                 libc::signal(libc::SIGCHLD, libc::SIG_IGN);
             }
-            environ = self.envp.as_ptr();
-            libc::execvp(self.argv[0], self.argv.as_ptr());
         }
-        io::Error::last_os_error()
+        let (mut denied, mut last) = (false, libc::ENOENT);
+        for path in &self.paths {
+            // SAFETY: a NUL-terminated path, and null-terminated arrays of NUL-terminated
+            // strings the plan owns, which outlive the call.
+            unsafe {
+                libc::execve(path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
+            }
+            last = Errno::last_raw();
+            match last {
+                libc::EACCES => denied = true,
+                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                _ => return io::Error::from_raw_os_error(last),
+            }
+        }
+        io::Error::from_raw_os_error(if denied { libc::EACCES } else { last })
     }
 }
 
-// Both glibc and musl define it; the libc crate declares it for glibc only.
+/// The highest descriptor the fallback of [`close_range`] closes, computed before any fork
+/// or clone: sysconf is not async-signal-safe.
 #[allow(unsafe_code)]
-unsafe extern "C" {
-    static mut environ: *const *const c_char;
+fn max_fd() -> c_int {
+    // SAFETY: sysconf reads a system limit and touches no memory of ours.
+    let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    c_int::try_from(open_max).unwrap_or(c_int::MAX).clamp(256, 1 << 16)
 }
 
 /// Makes the child a session leader. With a `session` (a PTY), gives the session its stdout
@@ -310,10 +397,7 @@ unsafe extern "C" {
 /// SIGCHLD ignored, as without tj.
 #[allow(unsafe_code)]
 fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigchld: bool) {
-    // Only for the fallback of `close_from`, computed here: sysconf is not async-signal-safe.
-    // SAFETY: sysconf reads a system limit and touches no memory of ours.
-    let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
-    let max_fd = c_int::try_from(open_max).unwrap_or(c_int::MAX).clamp(256, 1 << 16);
+    let max_fd = max_fd();
     let hook = move || -> io::Result<()> {
         nix::unistd::setsid()?;
         if let Some(session) = &session {
@@ -422,12 +506,10 @@ fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<lib
         return None;
     }
     let sharing = Sharing { plan, ignore_sigchld, errno: AtomicI32::new(0) };
-    // SAFETY: reads a global of our own process (see `ExecPlan::exec`, which the child runs).
-    let own_environ = unsafe { environ };
     // SAFETY: the child runs `command_child` on the new stack (its top, stacks grow down;
     // mmap's alignment is a page), with a pointer to `sharing`, which outlives it: with
     // CLONE_VFORK this call returns only once the child has exec'd or exited. The child only
-    // makes async-signal-safe calls and writes only `sharing.errno` and `environ`.
+    // makes async-signal-safe calls and writes only `sharing.errno`.
     let pid = unsafe {
         libc::clone(
             command_child,
@@ -436,10 +518,6 @@ fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<lib
             (&raw const sharing).cast_mut().cast(),
         )
     };
-    // SAFETY: the child set `environ` in the memory it shared with us; ours is put back.
-    unsafe {
-        environ = own_environ;
-    }
     if pid == -1 {
         // SAFETY: unmaps the stack mapped above, which nothing uses.
         unsafe {
@@ -449,6 +527,12 @@ fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<lib
     }
     let errno = sharing.errno.load(Ordering::SeqCst);
     if errno == 0 {
+        // The command has exec'd: its stack is ours again (and with a leader started by
+        // `start_leader`, tj's memory, where it would otherwise stay mapped).
+        // SAFETY: nothing runs on the stack any more.
+        unsafe {
+            libc::munmap(stack, STACK);
+        }
         return Some(Ok(pid));
     }
     let mut status: c_int = 0;
@@ -475,6 +559,360 @@ extern "C" fn command_child(sharing: *mut libc::c_void) -> c_int {
     // SAFETY: ends this process alone without running anything of tj's (no atexit, no
     // destructors): its memory is its session leader's.
     unsafe { libc::_exit(127) }
+}
+
+/// A session leader started by [`start_leader`]: its pid, and the stack it runs on, which
+/// is tj's memory and is unmapped only once the leader has been reaped.
+#[cfg(shared_leader)]
+pub(super) struct Leader {
+    pid: libc::pid_t,
+    stack: Option<Stack>,
+    status: Option<ExitStatus>,
+}
+
+#[cfg(shared_leader)]
+impl Leader {
+    #[allow(unsafe_code)]
+    fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let mut raw: c_int = 0;
+        // SAFETY: reaps our own child; `raw` is a local.
+        while unsafe { libc::waitpid(self.pid, &mut raw, 0) } == -1 {
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+        // The leader is gone: nothing runs on its stack any more.
+        drop(self.stack.take());
+        let status = std::os::unix::process::ExitStatusExt::from_raw(raw);
+        self.status = Some(status);
+        Ok(status)
+    }
+}
+
+/// An anonymous mapping for a stack, lazily committed, with a guard page at its low end.
+#[cfg(shared_leader)]
+struct Stack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by whoever holds the `Stack`; moving that to
+// another thread moves the right to unmap it.
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+unsafe impl Send for Stack {}
+
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+impl Stack {
+    fn map(len: usize) -> Option<Stack> {
+        // SAFETY: an anonymous private mapping of our own; no memory of ours is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        let stack = Stack { base, len };
+        // SAFETY: the lowest page of the mapping just made, which nothing uses.
+        if unsafe { libc::mprotect(base, 4096, libc::PROT_NONE) } != 0 {
+            return None;
+        }
+        Some(stack)
+    }
+
+    /// The top of the stack (stacks grow down; mmap's alignment is a page).
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which is `len` bytes long.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping `map` made; its owner dropped it, so nothing runs on it.
+        unsafe {
+            libc::munmap(self.base, self.len);
+        }
+    }
+}
+
+/// Starts the command on a PTY under a session leader that shares tj's memory
+/// ([`start_leader`]), retrying while the executable is busy as [`spawn_retrying`] does.
+/// `None` where no such leader can be made: std's spawn then forks one.
+#[cfg(shared_leader)]
+fn spawn_leader(
+    plan: &ExecPlan,
+    stdio: [BorrowedFd<'_>; 3],
+    cwd: &Path,
+    ignore_sigchld: bool,
+) -> Result<Option<io::Result<Spawned>>, SpawnError> {
+    let dup = |fd: BorrowedFd<'_>| {
+        fd.try_clone_to_owned().map_err(|err| {
+            SpawnError::Setup(format!("could not set up the command's stdio: {err}"))
+        })
+    };
+    // Duplicates, each above 2 (std duplicates with F_DUPFD_CLOEXEC from 3).
+    let dups = [dup(stdio[0])?, dup(stdio[1])?, dup(stdio[2])?];
+    let Ok(cwd) = CString::new(cwd.as_os_str().as_bytes()) else {
+        return Ok(Some(Err(io::Error::from(io::ErrorKind::InvalidInput))));
+    };
+    let mut start = LeaderStart {
+        plan,
+        stdio: dups.each_ref().map(AsRawFd::as_raw_fd),
+        cwd: &cwd,
+        ignore_sigchld,
+        report: -1,
+        max_fd: max_fd(),
+    };
+    let mut attempts = 0;
+    loop {
+        match start_leader(&mut start) {
+            None => return Ok(None),
+            Some(Err(err)) if err.kind() == io::ErrorKind::ExecutableFileBusy && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Some(Err(err)) => return Ok(Some(Err(err))),
+            Some(Ok((leader, job))) => {
+                return Ok(Some(Ok(Spawned { child: Child::Leader(leader), job })));
+            }
+        }
+    }
+}
+
+/// What the session leader started by [`start_leader`] reads, all made before the clone.
+#[cfg(shared_leader)]
+struct LeaderStart<'a> {
+    plan: &'a ExecPlan,
+    /// The command's stdin, stdout and stderr, to become its descriptors 0, 1 and 2 (each
+    /// above 2, so that no `dup2` overwrites another's source).
+    stdio: [c_int; 3],
+    cwd: &'a CStr,
+    ignore_sigchld: bool,
+    /// The write end of the pipe on which the leader reports the command's pid, or minus
+    /// the errno of what failed.
+    report: c_int,
+    max_fd: c_int,
+}
+
+/// Starts the session leader of a PTY run with `clone(CLONE_VM)`: a process of its own (its
+/// own pid, session, descriptors and signal dispositions) that runs in tj's memory, on a
+/// stack of its own, rather than in a copy of it. A fork would copy tj's page tables, mark
+/// every page of tj's copy-on-write for as long as the command runs (each first write of
+/// tj's to one then faults), and tear the copy down at the leader's exit, which tj waits
+/// for: all for a process that only starts the command and waits for it (issue 13).
+///
+/// Returns `None` where no such process could be made (then std's spawn forks one), else
+/// the leader and the command's pid once the command has been exec'd, or the error that
+/// kept it from running (the leader has been reaped then).
+///
+/// Sharing tj's memory, the leader may touch nothing tj's threads use: it runs only system
+/// calls on values read from `start` before it reports, and [`lead_session`] after; the
+/// command it starts execs with its environment given, never swapped into `environ`
+/// ([`ExecPlan`]). One thing is shared besides: errno, since the leader (and the command
+/// until its exec) runs with the thread pointer of the thread that cloned it, and so with
+/// its errno. That thread waits in `read` meanwhile and looks at no errno a call of the
+/// leader's could leave; once the leader has reported, it makes no call that can fail but
+/// the terminal's `TIOCSPGRP`, which it makes by hand ([`raw_tcsetpgrp`]).
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+fn start_leader(start: &mut LeaderStart<'_>) -> Option<io::Result<(Leader, Pid)>> {
+    let stack = Stack::map(LEADER_STACK)?;
+    let (mut reader, writer) = io::pipe().ok()?;
+    start.report = writer.as_raw_fd();
+    // Every signal blocked from before the clone until the leader has put its handlers back
+    // to their defaults: tj's handlers must not run in the leader.
+    // SAFETY: sigset_t values are plain C structs, filled by sigfillset; pthread_sigmask
+    // changes this thread's mask only and is put back below.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let pid = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = {
+            let _no_openpty = super::pty::SPAWN.read().unwrap_or_else(PoisonError::into_inner);
+            // SAFETY: the leader runs `leader_main` on its own stack with a pointer to
+            // `start`, which outlives what the leader reads of it: it reads all of it before
+            // it reports, and this function returns only once the report came or the pipe
+            // closed.
+            libc::clone(
+                leader_main,
+                stack.top(),
+                libc::CLONE_VM | libc::SIGCHLD,
+                std::ptr::from_mut(start).cast(),
+            )
+        };
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        pid
+    };
+    drop(writer);
+    if pid == -1 {
+        return None;
+    }
+    let mut leader = Leader { pid, stack: Some(stack), status: None };
+    let mut word = [0u8; 4];
+    let reported = match reader.read_exact(&mut word) {
+        Ok(()) => i32::from_ne_bytes(word),
+        Err(_) => -libc::ECHILD,
+    };
+    if reported > 0 {
+        return Some(Ok((leader, Pid::from_raw(reported))));
+    }
+    let _ = leader.wait();
+    Some(Err(io::Error::from_raw_os_error(-reported)))
+}
+
+/// The leader's stack: lazily committed, so only the few pages it uses are ever backed.
+#[cfg(shared_leader)]
+const LEADER_STACK: usize = 1 << 20;
+
+/// The session leader's side of [`start_leader`]: sets up the command's descriptors,
+/// directory, session and terminal, starts it ([`start_sharing`]), reports its pid, and
+/// leads the session ([`lead_session`]). On a failure, reports minus its errno and exits.
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+extern "C" fn leader_main(start: *mut libc::c_void) -> c_int {
+    // SAFETY: `start_leader` passes a pointer to a `LeaderStart` that lives until the report
+    // has been read; everything is read from it before then.
+    let start = unsafe { &*start.cast::<LeaderStart<'_>>() };
+    let (report, max_fd) = (start.report, start.max_fd);
+    let fail = |err: c_int| -> ! {
+        write_pid(report, -err.max(1));
+        // SAFETY: ends this process alone, running nothing of tj's.
+        unsafe { libc::_exit(127) }
+    };
+    // SAFETY: system calls on this process, its descriptors and its terminal, with values
+    // made before the clone or local to this frame.
+    unsafe {
+        #[cfg(target_os = "linux")]
+        libc::prctl(libc::PR_SET_NAME, c"tj-session".as_ptr());
+        // tj's handlers act by default here; what tj ignores stays ignored, as through a
+        // fork and an exec; SIGPIPE is put back to its default, as std's spawn does.
+        // Not SIGABRT: tj sets no handler for it, and musl takes a lock (tj's) to look.
+        let mut action: libc::sigaction = std::mem::zeroed();
+        for sig in (1..32).filter(|&sig| sig != libc::SIGABRT) {
+            if libc::sigaction(sig, std::ptr::null(), &mut action) == 0
+                && action.sa_sigaction != libc::SIG_DFL
+                && (action.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE)
+            {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        for (fd, to) in start.stdio.iter().zip(0..) {
+            if libc::dup2(*fd, to) == -1 {
+                fail(Errno::last_raw());
+            }
+        }
+        if libc::chdir(start.cwd.as_ptr()) == -1 {
+            fail(Errno::last_raw());
+        }
+        if libc::setsid() == -1 || libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0) == -1 {
+            fail(Errno::last_raw());
+        }
+        // Out of tj's process group now, so no signal sent to it (a Ctrl-Z, a Ctrl-C) reaches
+        // this process any more; one that came meanwhile is discarded, as in a fork's child
+        // tj's handler would have taken it (tj's own handler has it too).
+        drain_pending_signals();
+        let none: libc::sigset_t = {
+            let mut set = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            set
+        };
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        let job = match start_sharing(start.plan, start.ignore_sigchld) {
+            Some(Ok(job)) => job,
+            Some(Err(err)) => fail(err.raw_os_error().unwrap_or(libc::EINVAL)),
+            None => fail(libc::EAGAIN),
+        };
+        lead_session(job, report, max_fd)
+    }
+}
+
+/// Makes the session leader die of `sig` without a core dump, as `exit::die_of` makes tj:
+/// with system calls that touch nothing of tj's. Not `raise`, which signals the thread the
+/// thread pointer names (tj's), nor `setrlimit`, which musl, on a kernel without
+/// `prlimit64`, makes on every thread it knows of (tj's, by a signal tj's threads do not
+/// handle); a process that is not dumpable gets no core dump whatever its limit. Returns only for a signal that does not end a process.
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+fn die_like(sig: c_int) {
+    if !crate::exit::is_fatal(sig) {
+        return;
+    }
+    // SAFETY: system calls on this process: its dumpable flag, one disposition (the default,
+    // no handler), its signal mask, and a signal to itself; `set` is a local.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+    }
+}
+
+/// Takes every pending signal of this process off the queue, unhandled.
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+fn drain_pending_signals() {
+    // SAFETY: sigset_t values are plain C structs, filled by sigpending; sigtimedwait with a
+    // zero timeout returns at once, taking one pending signal of the set or none.
+    unsafe {
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        while libc::sigpending(&mut pending) == 0
+            && (1..32).any(|sig| libc::sigismember(&pending, sig) == 1)
+            && libc::sigtimedwait(&pending, std::ptr::null_mut(), &zero) > 0
+        {}
+    }
+}
+
+/// `tcsetpgrp(STDOUT_FILENO, pgrp)` as a bare system call: a failure writes no errno (the
+/// session leader started by [`start_leader`] shares it with one of tj's threads).
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+fn raw_tcsetpgrp(pgrp: libc::pid_t) {
+    let arg = std::ptr::from_ref(&pgrp) as usize;
+    let (nr, fd, request) = (libc::SYS_ioctl as usize, 1usize, libc::TIOCSPGRP as usize);
+    // SAFETY: ioctl(1, TIOCSPGRP, &pgrp) reads one pid_t through the pointer, a local that
+    // outlives the call; the registers the kernel clobbers are declared.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") nr => _,
+            in("rdi") fd,
+            in("rsi") request,
+            in("rdx") arg,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+        #[cfg(target_arch = "aarch64")]
+        std::arch::asm!(
+            "svc 0",
+            in("x8") nr,
+            inlateout("x0") fd => _,
+            in("x1") request,
+            in("x2") arg,
+            options(nostack),
+        );
+    }
 }
 
 /// Writes `pid` to `fd` whole, or not at all (the reader then falls back).
@@ -532,13 +970,19 @@ fn enter_foreground() {
 /// Async-signal-safe system calls only: see `new_session_on_exec`.
 #[allow(unsafe_code)]
 fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
-    write_pid(report, job);
     // SAFETY: every call is a system call on our own process, its descriptors, or its
     // child; the buffers passed are local values that outlive the calls.
     unsafe {
         libc::close(libc::STDIN_FILENO);
         libc::close(libc::STDERR_FILENO);
-        close_from(3, max_fd);
+        // Everything closed but the report first, so that no call after it can fail (see
+        // `start_leader`); the report, once written, last.
+        if report > 3 {
+            close_range(3, report - 1, max_fd);
+        }
+        close_range(report.max(2) + 1, c_int::MAX, max_fd);
+        write_pid(report, job);
+        libc::close(report);
         for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGCHLD] {
             libc::signal(sig, libc::SIG_DFL);
         }
@@ -560,10 +1004,16 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
             }
             break;
         }
+        #[cfg(shared_leader)]
+        raw_tcsetpgrp(libc::getpgrp());
+        #[cfg(not(shared_leader))]
         libc::tcsetpgrp(libc::STDOUT_FILENO, libc::getpgrp());
         if libc::WIFSIGNALED(status) {
             // Ends as the command did, as tj itself does (`exit::Status::end`).
             let sig = libc::WTERMSIG(status);
+            #[cfg(shared_leader)]
+            die_like(sig);
+            #[cfg(not(shared_leader))]
             crate::exit::die_of(sig);
             libc::_exit(128 + sig);
         }
@@ -571,19 +1021,20 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
     }
 }
 
-/// Closes every descriptor from `first` on: `close_range` where it exists, else one by one
-/// up to `max_fd`.
+/// Closes every descriptor from `first` to `last`: `close_range` where it exists, else one
+/// by one up to `max_fd`.
 #[allow(unsafe_code)]
-fn close_from(first: c_int, max_fd: c_int) {
+fn close_range(first: c_int, last: c_int, max_fd: c_int) {
     // The system call rather than libc's wrapper, which musl lacks.
     #[cfg(target_os = "linux")]
     {
+        let (from, to) = (first.unsigned_abs(), last.unsigned_abs());
         // SAFETY: close_range closes descriptors of our own and touches no memory.
-        if unsafe { libc::syscall(libc::SYS_close_range, first.unsigned_abs(), u32::MAX, 0) } == 0 {
+        if unsafe { libc::syscall(libc::SYS_close_range, from, to, 0) } == 0 {
             return;
         }
     }
-    for fd in first..max_fd {
+    for fd in first..=last.min(max_fd) {
         // SAFETY: closing a descriptor we may not have is harmless (EBADF).
         unsafe {
             libc::close(fd);
@@ -727,6 +1178,68 @@ mod tests {
             locate(OsStr::new("bin/sh"), Path::new("/"), None),
             Some(PathBuf::from("/bin/sh"))
         );
+    }
+
+    #[test]
+    fn the_files_tried_are_those_execvp_tries() {
+        let paths = |program: &str, path: Option<&str>| -> Vec<String> {
+            let entry = path.map(|path| (OsString::from("PATH"), OsString::from(path)));
+            ExecPlan::paths(OsStr::new(program), entry.as_ref())
+                .unwrap()
+                .iter()
+                .map(|p| p.to_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(paths("cargo", Some("/a:/b/c")), ["/a/cargo", "/b/c/cargo"]);
+        // An empty entry is the working directory: the name alone.
+        assert_eq!(paths("cargo", Some(":/a:")), ["cargo", "/a/cargo", "cargo"]);
+        assert_eq!(paths("cargo", None), ["/bin/cargo", "/usr/bin/cargo"]);
+        // A name with a slash is not searched for.
+        assert_eq!(paths("./x", Some("/a")), ["./x"]);
+        assert_eq!(paths("/bin/true", Some("/a")), ["/bin/true"]);
+        // Nothing is tried for an empty name (ENOENT).
+        assert!(paths("", Some("/a")).is_empty());
+    }
+
+    /// Runs `plan.exec` in a forked child; its exit status (the errno, when the exec failed).
+    #[allow(unsafe_code)]
+    fn exec_status(plan: &ExecPlan) -> c_int {
+        // SAFETY: the child only execs or exits (system calls only); `status` is a local.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                let err = plan.exec(false);
+                libc::_exit(err.raw_os_error().unwrap_or(0));
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    #[test]
+    fn a_command_is_run_from_the_first_path_that_can_run_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tj-exec-paths-{}", std::process::id()));
+        let (denied, found) = (dir.join("denied"), dir.join("found"));
+        for (sub, mode) in [(&denied, 0o644), (&found, 0o755)] {
+            fs::create_dir_all(sub).unwrap();
+            crate::fsx::replace(&sub.join("tool"), b"#!/bin/sh\n: >\"$0.ran\"\n").unwrap();
+            fs::set_permissions(sub.join("tool"), fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let plan = |path: String| {
+            let mut spec = Spec::new(vec!["tool".into()], dir.clone());
+            spec.env_set.push(("PATH".into(), path.into()));
+            ExecPlan::new(OsStr::new("tool"), &[], &spec).unwrap()
+        };
+        // Past a directory without it and one where it may not be run, as execvp goes on.
+        let all = plan(format!("/nonexistent:{}:{}", denied.display(), found.display()));
+        assert_eq!(exec_status(&all), 0);
+        assert!(found.join("tool.ran").exists() && !denied.join("tool.ran").exists());
+        // Where it may only be found, not run: EACCES, as execvp reports it.
+        assert_eq!(exec_status(&plan(format!("/nonexistent:{}", denied.display()))), libc::EACCES);
+        assert_eq!(exec_status(&plan("/nonexistent".to_owned())), libc::ENOENT);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -564,10 +564,10 @@ impl Plumbing {
 /// forwarded (a warning says so).
 fn watch_exit(
     watch: &signals::Watch,
-    child: std::process::Child,
+    child: exec::Child,
     tx: &Sender<Event>,
     warnings: &mut Vec<String>,
-) -> (Arc<Mutex<std::process::Child>>, Option<Pid>) {
+) -> (Arc<Mutex<exec::Child>>, Option<Pid>) {
     let own = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let reported = watch.reports_exits().then_some(own);
     let child = Arc::new(Mutex::new(child));

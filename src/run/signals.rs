@@ -6,7 +6,7 @@
 //! It does not touch the terminal itself (`pty.rs` does, when told) and does not read output.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -20,6 +20,7 @@ use signal_hook::consts::{SIGCHLD, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SI
 use signal_hook::iterator::Signals;
 
 use super::blocked::{Quiet, Watchdog};
+use super::exec::Child;
 use super::pty::{PumpReport, Terminal};
 use super::{Blocked, Exit};
 
