@@ -20,7 +20,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use libc::{c_char, c_int};
@@ -279,7 +279,11 @@ struct ExecPlan {
     /// of the command's PATH (`/bin:/usr/bin` when it has none) joined with it, an empty
     /// entry giving the name alone (the working directory's file).
     paths: Vec<CString>,
-    /// What `argv` and `envp` point into: heap buffers that stay where they are when the plan
+    /// `/bin/sh`, a slot for the file that gave ENOEXEC, then the arguments after the
+    /// program's name, null-terminated: what a file without `#!` is run with, as glibc's
+    /// `execvp` runs it. The slot is the one entry written, just before that exec.
+    shell_argv: Vec<AtomicPtr<c_char>>,
+    /// What the pointers point into: heap buffers that stay where they are when the plan
     /// moves, and are never changed.
     _strings: Vec<CString>,
 }
@@ -288,7 +292,8 @@ struct ExecPlan {
 // sharing or sending the plan shares or sends immutable C strings.
 #[allow(unsafe_code)]
 unsafe impl Send for ExecPlan {}
-// SAFETY: as for `Send`: the plan is never mutated after it is made.
+// SAFETY: as for `Send`: the strings are never mutated after the plan is made; the one
+// slot that is (`shell_argv`) is atomic.
 #[allow(unsafe_code)]
 unsafe impl Sync for ExecPlan {}
 
@@ -314,15 +319,19 @@ impl ExecPlan {
             entry.extend_from_slice(value.as_bytes());
             strings.push(CString::new(entry).ok()?);
         }
+        strings.push(CString::from(c"/bin/sh"));
         let pointers = |all: &[CString]| -> Vec<*const c_char> {
             all.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
         };
-        Some(ExecPlan {
-            argv: pointers(&strings[..argc]),
-            envp: pointers(&strings[argc..]),
-            paths,
-            _strings: strings,
-        })
+        let (argv, envp) =
+            (pointers(&strings[..argc]), pointers(&strings[argc..strings.len() - 1]));
+        let shell = strings.last().map_or(std::ptr::null(), |sh| sh.as_ptr());
+        let shell_argv = [shell, std::ptr::null()]
+            .into_iter()
+            .chain(argv.iter().skip(1).copied())
+            .map(|p| AtomicPtr::new(p.cast_mut()))
+            .collect();
+        Some(ExecPlan { argv, envp, paths, shell_argv, _strings: strings })
     }
 
     /// The files `execvp` would try for `program` with `path` (the command's PATH entry).
@@ -336,7 +345,10 @@ impl ExecPlan {
             return Some(vec![CString::new(name).ok()?]);
         }
         let path = path.map_or(b"/bin:/usr/bin".as_slice(), |(_, value)| value.as_bytes());
+        // An entry too long to make a path of is skipped, as execvp skips it.
+        let fits = |dir: &&[u8]| dir.len() + 1 + name.len() < libc::PATH_MAX as usize;
         path.split(|&b| b == b':')
+            .filter(fits)
             .map(|dir| {
                 let mut file = dir.to_vec();
                 if !dir.is_empty() {
@@ -351,8 +363,10 @@ impl ExecPlan {
     /// Execs the command in this process, with SIGCHLD ignored first if `ignore_sigchld`.
     /// Returns only if the exec failed, with the error `execvp` would give: the first that
     /// is not "not there" (ENOENT, ENOTDIR, ESTALE, ENODEV, ETIMEDOUT) or "not allowed"
-    /// (EACCES), else EACCES if any path gave it, else the last error. Async-signal-safe:
-    /// system calls only.
+    /// (EACCES), else EACCES if any path gave it, else the last error. A file that is not
+    /// an executable format (ENOEXEC) is run by `/bin/sh` in its place, as glibc's execvp
+    /// runs it; that exec's error then counts. Async-signal-safe: system calls only, and
+    /// made bare where the leader shares tj's errno ([`raw_syscall3`]).
     #[allow(unsafe_code)]
     fn exec(&self, ignore_sigchld: bool) -> io::Error {
         if ignore_sigchld {
@@ -363,12 +377,15 @@ impl ExecPlan {
         }
         let (mut denied, mut last) = (false, libc::ENOENT);
         for path in &self.paths {
-            // SAFETY: a NUL-terminated path, and null-terminated arrays of NUL-terminated
-            // strings the plan owns, which outlive the call.
-            unsafe {
-                libc::execve(path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
+            last = self.execve(path.as_ptr(), self.argv.as_ptr());
+            if last == libc::ENOEXEC {
+                // Written once per spawn, by the one process that execs: see `shell_argv`.
+                if let Some(slot) = self.shell_argv.get(1) {
+                    slot.store(path.as_ptr().cast_mut(), Ordering::SeqCst);
+                }
+                let argv = self.shell_argv.as_ptr().cast::<*const c_char>();
+                last = self.execve(self.shell_argv[0].load(Ordering::SeqCst), argv);
             }
-            last = Errno::last_raw();
             match last {
                 libc::EACCES => denied = true,
                 libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
@@ -376,6 +393,27 @@ impl ExecPlan {
             }
         }
         io::Error::from_raw_os_error(if denied { libc::EACCES } else { last })
+    }
+
+    /// One `execve` of `path` with `argv` and the plan's environment; its errno (it returns
+    /// only on failure).
+    #[allow(unsafe_code)]
+    fn execve(&self, path: *const c_char, argv: *const *const c_char) -> c_int {
+        // SAFETY: a NUL-terminated path, and null-terminated arrays of NUL-terminated
+        // strings the plan owns, which outlive the call. `AtomicPtr<c_char>` has the layout
+        // of `*mut c_char`, so `shell_argv` is such an array too.
+        unsafe {
+            #[cfg(shared_leader)]
+            {
+                let envp = self.envp.as_ptr() as usize;
+                raw_errno(raw_syscall3(libc::SYS_execve, path as usize, argv as usize, envp))
+            }
+            #[cfg(not(shared_leader))]
+            {
+                libc::execve(path, argv, self.envp.as_ptr());
+                Errno::last_raw()
+            }
+        }
     }
 }
 
@@ -716,9 +754,10 @@ struct LeaderStart<'a> {
 /// tj's to one then faults), and tear the copy down at the leader's exit, which tj waits
 /// for: all for a process that only starts the command and waits for it (issue 13).
 ///
-/// Returns `None` where no such process could be made (then std's spawn forks one), else
-/// the leader and the command's pid once the command has been exec'd, or the error that
-/// kept it from running (the leader has been reaped then).
+/// Returns `None` where no such process could be made, or it could not start the command
+/// (then std's spawn forks a leader), else the leader and the command's pid once the
+/// command has been exec'd, or the error that kept it from running (the leader has been
+/// reaped then).
 ///
 /// Sharing tj's memory, the leader may touch nothing tj's threads use: it runs only system
 /// calls on values read from `start` before it reports, and [`lead_session`] after; the
@@ -773,7 +812,8 @@ fn start_leader(start: &mut LeaderStart<'_>) -> Option<io::Result<(Leader, Pid)>
         return Some(Ok((leader, Pid::from_raw(reported))));
     }
     let _ = leader.wait();
-    Some(Err(io::Error::from_raw_os_error(-reported)))
+    // 0: the leader could not start the command in shared memory; std's fork can try.
+    (reported < 0).then(|| Err(io::Error::from_raw_os_error(-reported)))
 }
 
 /// The leader's stack: lazily committed, so only the few pages it uses are ever backed.
@@ -812,16 +852,26 @@ extern "C" fn leader_main(start: *mut libc::c_void) -> c_int {
                 libc::signal(sig, libc::SIG_DFL);
             }
         }
-        for (fd, to) in start.stdio.iter().zip(0..) {
-            if libc::dup2(*fd, to) == -1 {
-                fail(Errno::last_raw());
+        // Bare system calls from here to the report: an errno read after libc's could be
+        // one a handler on tj's thread put back (see `raw_syscall3`).
+        for (fd, to) in start.stdio.iter().zip(0usize..) {
+            let fd = fd.unsigned_abs() as usize;
+            match raw_errno(raw_syscall3(libc::SYS_dup3, fd, to, 0)) {
+                0 => {}
+                err => fail(err),
             }
         }
-        if libc::chdir(start.cwd.as_ptr()) == -1 {
-            fail(Errno::last_raw());
-        }
-        if libc::setsid() == -1 || libc::ioctl(libc::STDOUT_FILENO, libc::TIOCSCTTY, 0) == -1 {
-            fail(Errno::last_raw());
+        let cwd = start.cwd.as_ptr() as usize;
+        let steps = [
+            (libc::SYS_chdir, cwd, 0),
+            (libc::SYS_setsid, 0, 0),
+            (libc::SYS_ioctl, 1, libc::TIOCSCTTY as usize),
+        ];
+        for (nr, a, b) in steps {
+            match raw_errno(raw_syscall3(nr, a, b, 0)) {
+                0 => {}
+                err => fail(err),
+            }
         }
         // Out of tj's process group now, so no signal sent to it (a Ctrl-Z, a Ctrl-C) reaches
         // this process any more; one that came meanwhile is discarded, as in a fork's child
@@ -836,27 +886,32 @@ extern "C" fn leader_main(start: *mut libc::c_void) -> c_int {
         let job = match start_sharing(start.plan, start.ignore_sigchld) {
             Some(Ok(job)) => job,
             Some(Err(err)) => fail(err.raw_os_error().unwrap_or(libc::EINVAL)),
-            None => fail(libc::EAGAIN),
+            // No stack or no process for the command (memory, a process limit): 0 tells
+            // tj to start it as before, through a forked leader, which has fallbacks of its
+            // own (a fork; the command run in the leader's place).
+            None => {
+                write_pid(report, 0);
+                libc::_exit(127)
+            }
         };
         lead_session(job, report, max_fd)
     }
 }
 
-/// Makes the session leader die of `sig` without a core dump, as `exit::die_of` makes tj:
-/// with system calls that touch nothing of tj's. Not `raise`, which signals the thread the
-/// thread pointer names (tj's), nor `setrlimit`, which musl, on a kernel without
-/// `prlimit64`, makes on every thread it knows of (tj's, by a signal tj's threads do not
-/// handle); a process that is not dumpable gets no core dump whatever its limit. Returns only for a signal that does not end a process.
+/// Makes the session leader die of `sig`, as `exit::die_of` makes tj, with system calls
+/// that touch nothing of tj's. Not `raise`, which signals the thread the thread pointer
+/// names (tj's); and not `PR_SET_DUMPABLE`, a flag of the memory, which is tj's: the leader
+/// dumps no core because [`lead_session`] set its core limit to 0 once the command ran.
+/// Returns only for a signal that does not end a process.
 #[cfg(shared_leader)]
 #[allow(unsafe_code)]
 fn die_like(sig: c_int) {
     if !crate::exit::is_fatal(sig) {
         return;
     }
-    // SAFETY: system calls on this process: its dumpable flag, one disposition (the default,
-    // no handler), its signal mask, and a signal to itself; `set` is a local.
+    // SAFETY: system calls on this process: one disposition (the default, no handler), its
+    // signal mask, and a signal to itself; `set` is a local.
     unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         libc::signal(sig, libc::SIG_DFL);
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -882,23 +937,25 @@ fn drain_pending_signals() {
     }
 }
 
-/// `tcsetpgrp(STDOUT_FILENO, pgrp)` as a bare system call: a failure writes no errno (the
-/// session leader started by [`start_leader`] shares it with one of tj's threads).
+/// A system call with up to three arguments made without libc: its result, or minus the
+/// errno, is returned, and libc's errno is never written. The session leader started by
+/// [`start_leader`], and the command until its exec, run with the thread pointer of one of
+/// tj's threads, whose errno a signal handler on that thread may save and put back at any
+/// moment: an errno read after a libc call there could be a stale one.
 #[cfg(shared_leader)]
 #[allow(unsafe_code)]
-fn raw_tcsetpgrp(pgrp: libc::pid_t) {
-    let arg = std::ptr::from_ref(&pgrp) as usize;
-    let (nr, fd, request) = (libc::SYS_ioctl as usize, 1usize, libc::TIOCSPGRP as usize);
-    // SAFETY: ioctl(1, TIOCSPGRP, &pgrp) reads one pid_t through the pointer, a local that
-    // outlives the call; the registers the kernel clobbers are declared.
+unsafe fn raw_syscall3(nr: libc::c_long, a: usize, b: usize, c: usize) -> isize {
+    let ret: isize;
+    // SAFETY: the caller passes arguments valid for system call `nr`; the registers the
+    // kernel clobbers are declared.
     unsafe {
         #[cfg(target_arch = "x86_64")]
         std::arch::asm!(
             "syscall",
-            inlateout("rax") nr => _,
-            in("rdi") fd,
-            in("rsi") request,
-            in("rdx") arg,
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a,
+            in("rsi") b,
+            in("rdx") c,
             lateout("rcx") _,
             lateout("r11") _,
             options(nostack),
@@ -907,11 +964,30 @@ fn raw_tcsetpgrp(pgrp: libc::pid_t) {
         std::arch::asm!(
             "svc 0",
             in("x8") nr,
-            inlateout("x0") fd => _,
-            in("x1") request,
-            in("x2") arg,
+            inlateout("x0") a as isize => ret,
+            in("x1") b,
+            in("x2") c,
             options(nostack),
         );
+    }
+    ret
+}
+
+/// The errno of a failed [`raw_syscall3`] (its negated result), 0 if it did not fail.
+#[cfg(shared_leader)]
+fn raw_errno(ret: isize) -> c_int {
+    if ret < 0 { c_int::try_from(-ret).unwrap_or(libc::EINVAL) } else { 0 }
+}
+
+/// `tcsetpgrp(STDOUT_FILENO, pgrp)` as a bare system call ([`raw_syscall3`]).
+#[cfg(shared_leader)]
+#[allow(unsafe_code)]
+fn raw_tcsetpgrp(pgrp: libc::pid_t) {
+    let arg = std::ptr::from_ref(&pgrp) as usize;
+    // SAFETY: ioctl(1, TIOCSPGRP, &pgrp) reads one pid_t through the pointer, a local that
+    // outlives the call.
+    unsafe {
+        raw_syscall3(libc::SYS_ioctl, 1, libc::TIOCSPGRP as usize, arg);
     }
 }
 
@@ -973,6 +1049,21 @@ fn lead_session(job: libc::pid_t, report: c_int, max_fd: c_int) -> ! {
     // SAFETY: every call is a system call on our own process, its descriptors, or its
     // child; the buffers passed are local values that outlive the calls.
     unsafe {
+        // No core dump of the leader: it would hold tj's memory, which the leader started
+        // by `start_leader` shares. Its own limit, set once the command (which keeps the
+        // limit it was given) has been exec'd; prlimit64 rather than musl's setrlimit,
+        // which can signal every thread libc knows of.
+        let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            libc::RLIMIT_CORE,
+            &raw const no_core,
+            std::ptr::null_mut::<libc::rlimit>(),
+        );
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
         libc::close(libc::STDIN_FILENO);
         libc::close(libc::STDERR_FILENO);
         // Everything closed but the report first, so that no call after it can fail (see
@@ -1239,6 +1330,14 @@ mod tests {
         // Where it may only be found, not run: EACCES, as execvp reports it.
         assert_eq!(exec_status(&plan(format!("/nonexistent:{}", denied.display()))), libc::EACCES);
         assert_eq!(exec_status(&plan("/nonexistent".to_owned())), libc::ENOENT);
+        // A file without `#!` is run by /bin/sh: the one that gave ENOEXEC, not the first
+        // of its name on PATH (here one that may not be run).
+        let script = dir.join("script");
+        fs::create_dir_all(&script).unwrap();
+        crate::fsx::replace(&script.join("tool"), b": >\"$0.ran\"\n").unwrap();
+        fs::set_permissions(script.join("tool"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(exec_status(&plan(format!("{}:{}", denied.display(), script.display()))), 0);
+        assert!(script.join("tool.ran").exists() && !denied.join("tool.ran").exists());
         fs::remove_dir_all(&dir).unwrap();
     }
 
