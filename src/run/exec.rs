@@ -104,11 +104,7 @@ pub(super) fn spawn(
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError::Other("no command given".to_owned()));
     };
-    let dup = |fd: BorrowedFd<'_>| {
-        fd.try_clone_to_owned().map(Stdio::from).map_err(|err| {
-            SpawnError::Setup(format!("could not set up the command's stdio: {err}"))
-        })
-    };
+    let dup = |fd: BorrowedFd<'_>| dup_stdio(fd).map(Stdio::from);
     let out = match output {
         Output::Pty(slave) => slave.as_fd(),
         Output::Pipe(pipe) => pipe.as_fd(),
@@ -170,6 +166,12 @@ pub(super) fn spawn(
         spawned => spawned,
     };
     spawned.map_err(|err| classify(&err, spec))
+}
+
+/// A duplicate of `fd` for one of the command's stdio descriptors (close-on-exec, above 2).
+fn dup_stdio(fd: BorrowedFd<'_>) -> Result<OwnedFd, SpawnError> {
+    fd.try_clone_to_owned()
+        .map_err(|err| SpawnError::Setup(format!("could not set up the command's stdio: {err}")))
 }
 
 /// Replaces this process with `spec.argv` (transparent mode, and a run tj could not set
@@ -529,20 +531,8 @@ fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<lib
     // Lazily committed: only the pages the exec path touches are ever backed. Large, because
     // glibc's `execvp` copies the arguments onto it to run a script without `#!`.
     const STACK: usize = 8 << 20;
-    // SAFETY: an anonymous private mapping of our own; no memory of ours is touched.
-    let stack = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            STACK,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
-            -1,
-            0,
-        )
-    };
-    if stack == libc::MAP_FAILED {
-        return None;
-    }
+    // Unmapped when dropped: once the command has exec'd or exited, nothing runs on it.
+    let stack = Stack::map(STACK)?;
     let sharing = Sharing { plan, ignore_sigchld, errno: AtomicI32::new(0) };
     // SAFETY: the child runs `command_child` on the new stack (its top, stacks grow down;
     // mmap's alignment is a page), with a pointer to `sharing`, which outlives it: with
@@ -551,35 +541,21 @@ fn start_sharing(plan: &ExecPlan, ignore_sigchld: bool) -> Option<io::Result<lib
     let pid = unsafe {
         libc::clone(
             command_child,
-            stack.cast::<u8>().add(STACK).cast(),
+            stack.top(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             (&raw const sharing).cast_mut().cast(),
         )
     };
     if pid == -1 {
-        // SAFETY: unmaps the stack mapped above, which nothing uses.
-        unsafe {
-            libc::munmap(stack, STACK);
-        }
         return None;
     }
     let errno = sharing.errno.load(Ordering::SeqCst);
     if errno == 0 {
-        // The command has exec'd: its stack is ours again (and with a leader started by
-        // `start_leader`, tj's memory, where it would otherwise stay mapped).
-        // SAFETY: nothing runs on the stack any more.
-        unsafe {
-            libc::munmap(stack, STACK);
-        }
         return Some(Ok(pid));
     }
     let mut status: c_int = 0;
     // SAFETY: reaps our own child, which has exited; `status` is a local.
     while unsafe { libc::waitpid(pid, &mut status, 0) } == -1 && Errno::last() == Errno::EINTR {}
-    // SAFETY: as above; the child is gone.
-    unsafe {
-        libc::munmap(stack, STACK);
-    }
     Some(Err(io::Error::from_raw_os_error(errno)))
 }
 
@@ -600,7 +576,7 @@ extern "C" fn command_child(sharing: *mut libc::c_void) -> c_int {
 }
 
 /// A session leader started by [`start_leader`]: its pid, and the stack it runs on, which
-/// is tj's memory and is unmapped only once the leader has been reaped.
+/// is tj's memory and is dropped (unmapped) only once the leader has been reaped.
 #[cfg(shared_leader)]
 pub(super) struct Leader {
     pid: libc::pid_t,
@@ -631,8 +607,10 @@ impl Leader {
     }
 }
 
-/// An anonymous mapping for a stack, lazily committed, with a guard page at its low end.
-#[cfg(shared_leader)]
+/// An anonymous mapping for a stack, lazily committed; unmapped when dropped, so its owner
+/// drops it only once nothing runs on it (also in a leader in tj's memory, where it would
+/// otherwise stay mapped).
+#[cfg(any(target_os = "linux", target_os = "android"))]
 struct Stack {
     base: *mut libc::c_void,
     len: usize,
@@ -640,11 +618,11 @@ struct Stack {
 
 // SAFETY: the mapping is plain memory owned by whoever holds the `Stack`; moving that to
 // another thread moves the right to unmap it.
-#[cfg(shared_leader)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(unsafe_code)]
 unsafe impl Send for Stack {}
 
-#[cfg(shared_leader)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(unsafe_code)]
 impl Stack {
     fn map(len: usize) -> Option<Stack> {
@@ -662,12 +640,15 @@ impl Stack {
         if base == libc::MAP_FAILED {
             return None;
         }
-        let stack = Stack { base, len };
-        // SAFETY: the lowest page of the mapping just made, which nothing uses.
-        if unsafe { libc::mprotect(base, 4096, libc::PROT_NONE) } != 0 {
-            return None;
-        }
-        Some(stack)
+        Some(Stack { base, len })
+    }
+
+    /// The stack with its lowest page made a guard: an overflow faults instead of writing
+    /// into whatever is mapped below.
+    #[cfg(shared_leader)]
+    fn guarded(self) -> Option<Stack> {
+        // SAFETY: the lowest page of our own mapping, which nothing uses yet.
+        (unsafe { libc::mprotect(self.base, 4096, libc::PROT_NONE) } == 0).then_some(self)
     }
 
     /// The top of the stack (stacks grow down; mmap's alignment is a page).
@@ -677,7 +658,7 @@ impl Stack {
     }
 }
 
-#[cfg(shared_leader)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(unsafe_code)]
 impl Drop for Stack {
     fn drop(&mut self) {
@@ -698,13 +679,8 @@ fn spawn_leader(
     cwd: &Path,
     ignore_sigchld: bool,
 ) -> Result<Option<io::Result<Spawned>>, SpawnError> {
-    let dup = |fd: BorrowedFd<'_>| {
-        fd.try_clone_to_owned().map_err(|err| {
-            SpawnError::Setup(format!("could not set up the command's stdio: {err}"))
-        })
-    };
     // Duplicates, each above 2 (std duplicates with F_DUPFD_CLOEXEC from 3).
-    let dups = [dup(stdio[0])?, dup(stdio[1])?, dup(stdio[2])?];
+    let dups = [dup_stdio(stdio[0])?, dup_stdio(stdio[1])?, dup_stdio(stdio[2])?];
     let Ok(cwd) = CString::new(cwd.as_os_str().as_bytes()) else {
         return Ok(Some(Err(io::Error::from(io::ErrorKind::InvalidInput))));
     };
@@ -770,7 +746,7 @@ struct LeaderStart<'a> {
 #[cfg(shared_leader)]
 #[allow(unsafe_code)]
 fn start_leader(start: &mut LeaderStart<'_>) -> Option<io::Result<(Leader, Pid)>> {
-    let stack = Stack::map(LEADER_STACK)?;
+    let stack = Stack::map(LEADER_STACK)?.guarded()?;
     let (mut reader, writer) = io::pipe().ok()?;
     start.report = writer.as_raw_fd();
     // Every signal blocked from before the clone until the leader has put its handlers back
