@@ -817,31 +817,10 @@ fn beyond(ring: &[u8], ring_start: u64, from: u64) -> (u64, usize) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicU64, Ordering};
-
     use super::*;
+    use crate::testing::TempDir;
 
     const KIB: usize = 1024;
-
-    /// A private directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            static SEQ: AtomicU64 = AtomicU64::new(0);
-            let n = SEQ.fetch_add(1, Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("tj-capture-{name}-{}-{n}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// Seeded text: lines of 0..120 bytes, mostly printable, some non-UTF-8 bytes.
     fn text(seed: u64, len: usize) -> Vec<u8> {

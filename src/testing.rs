@@ -60,3 +60,45 @@ pub fn each_builtin_line_list(mut f: impl FnMut(&str, &crate::matchers::Spec<'_>
         }
     }
 }
+
+/// A path of a test's own under the system's temporary directory: not there when made
+/// (the test creates what it needs), and removed with all it holds when dropped, also when
+/// the test fails. Unique per process and per call.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    /// A new path named `tj-{name}-{pid}-{n}`.
+    pub fn new(name: &str) -> TempDir {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tj-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        TempDir(dir)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl From<&TempDir> for std::path::PathBuf {
+    fn from(dir: &TempDir) -> std::path::PathBuf {
+        dir.0.clone()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -745,41 +745,10 @@ mod tests {
     use std::fs::File;
 
     use super::*;
+    use crate::testing::TempDir;
 
-    /// A directory of this test's own under the system's temporary one: not there yet when
-    /// made, and removed with all it holds when dropped, also when the test fails.
-    struct Scratch(PathBuf);
-
-    impl std::ops::Deref for Scratch {
-        type Target = Path;
-
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl AsRef<Path> for Scratch {
-        fn as_ref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl From<&Scratch> for PathBuf {
-        fn from(scratch: &Scratch) -> PathBuf {
-            scratch.0.clone()
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn temp(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("tj-store-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        Scratch(dir)
+    fn temp(name: &str) -> TempDir {
+        TempDir::new(&format!("store-{name}"))
     }
 
     #[test]
