@@ -1110,8 +1110,8 @@ fn close_range(first: c_int, last: c_int, max_fd: c_int) {
 }
 
 /// Turns a failed spawn into the error `env(1)` would report: 127 when the command (or the
-/// interpreter named by its `#!`) does not exist, 126 when it exists but cannot be
-/// executed, 125 for anything else, such as a working directory that cannot be entered.
+/// interpreter named by its `#!`) does not exist, 126 when exec refused it otherwise, 125
+/// for what is not exec's, such as a working directory that cannot be entered.
 fn classify(err: &io::Error, spec: &Spec) -> SpawnError {
     let Some(program) = spec.argv.first() else {
         return SpawnError::Other("no command given".to_owned());
@@ -1147,6 +1147,12 @@ fn classify(err: &io::Error, spec: &Spec) -> SpawnError {
             _ => format!("{cmd}: permission denied"),
         }),
         Some(libc::ENOEXEC) => SpawnError::NotExecutable(format!("{cmd}: exec format error")),
+        // What else exec itself refuses (a name too long, a loop of symbolic links, a file
+        // being written, an argument list too long): env(1) and the shells give 126 for
+        // every exec error but ENOENT.
+        Some(libc::E2BIG | libc::ENAMETOOLONG | libc::ELOOP | libc::ETXTBSY | libc::EISDIR) => {
+            SpawnError::NotExecutable(format!("{cmd}: {}", describe(err)))
+        }
         // Out of descriptors, processes or memory: tj's own pipes and fork ran out, and an
         // exec in tj's place needs neither.
         Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM) => {

@@ -249,7 +249,8 @@ pub enum Exit {
 pub enum SpawnError {
     /// The command, or the interpreter its `#!` line names, does not exist (exit 127).
     NotFound(String),
-    /// The command exists but cannot be executed (exit 126).
+    /// The command cannot be executed: not allowed, not a program, or refused by exec for
+    /// another reason than its absence (exit 126).
     NotExecutable(String),
     /// tj could not set up its own side of the run (descriptors, pipes, a thread or a
     /// process: what a low `ulimit` runs out of); the command has not started, so its caller

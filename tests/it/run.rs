@@ -95,6 +95,30 @@ fn spawn_failures_are_126_and_127_with_a_message() {
     assert!(stderr(&out).contains("bad-interp.sh"), "{}", stderr(&out));
 }
 
+/// An exec refused for another reason than the file's absence ends as under env(1), 126, in
+/// every mode: a loop of symbolic links, a name too long. tj's own 125 is for what is not
+/// the command's.
+#[test]
+fn exec_refusals_other_than_absence_are_126_as_under_env() {
+    let env = TestEnv::new();
+    let looped = env.root.join("work/loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let too_long = format!("{}/{}", env.root.join("work").display(), "n".repeat(300));
+    for (what, program) in
+        [("a symlink loop", looped.to_str().unwrap()), ("a long name", &too_long)]
+    {
+        let without = Command::new("env").arg(program).output().unwrap();
+        assert_eq!(without.status.code(), Some(126), "env, {what}: {}", stderr(&without));
+        let modes = [&["run", "--agent"][..], &["run", "--agent", "--no-pty"][..], &["run"][..]];
+        for mode in modes {
+            let argv: Vec<&str> = mode.iter().copied().chain(["--", program]).collect();
+            let out = env.run(&argv, b"");
+            assert_eq!(out.status.code(), Some(126), "{what}, {mode:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(program), "{what}, {mode:?}: {}", stderr(&out));
+        }
+    }
+}
+
 /// A file with no `#!` line runs under `/bin/sh`, as `env(1)` runs it (glibc's `execvp`),
 /// in the musl build too, whose `execvp` does not; so does an empty one.
 #[test]
