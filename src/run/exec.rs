@@ -182,11 +182,11 @@ pub(super) fn exec_in_place(spec: &Spec) -> SpawnError {
     let Some((program, args)) = spec.argv.split_first() else {
         return SpawnError::Other("no command given".to_owned());
     };
-    let mut err = Command::new(program).args(args).exec();
+    let mut err = in_place(Command::new(program).args(args)).exec();
     if err.raw_os_error() == Some(libc::ENOEXEC)
         && let Some(script) = shell_script(program, spec)
     {
-        err = Command::new("/bin/sh").arg(script).args(args).exec();
+        err = in_place(Command::new("/bin/sh").arg(script).args(args)).exec();
     }
     match classify(&err, spec) {
         // Only the exec itself could fail here (there is no fork, no pipe): whatever its
@@ -195,6 +195,33 @@ pub(super) fn exec_in_place(spec: &Spec) -> SpawnError {
         SpawnError::Setup(msg) => SpawnError::NotExecutable(msg),
         SpawnError::Other(msg) if check_dir(&spec.cwd).is_ok() => SpawnError::NotExecutable(msg),
         other => other,
+    }
+}
+
+/// `cmd`, to be exec'd in tj's place with SIGPIPE as tj was started with it (std's exec
+/// puts it back to its default first).
+#[allow(unsafe_code)]
+fn in_place(cmd: &mut Command) -> &mut Command {
+    // SAFETY: the hook runs just before the exec, in tj's own process: one system call.
+    unsafe {
+        cmd.pre_exec(|| {
+            ignore_sigpipe_if_inherited();
+            Ok(())
+        })
+    }
+}
+
+/// Ignores SIGPIPE if tj was started with it ignored ([`super::signals::sigpipe_was_ignored`]): for
+/// the command's process just before its exec, which keeps an ignored signal ignored.
+/// Async-signal-safe: an atomic load and a system call that installs no handler and whose
+/// errno nobody reads.
+#[allow(unsafe_code)]
+fn ignore_sigpipe_if_inherited() {
+    if super::signals::sigpipe_was_ignored() {
+        // SAFETY: sets a disposition of our own process, installing no handler.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
     }
 }
 
@@ -362,7 +389,8 @@ impl ExecPlan {
             .collect()
     }
 
-    /// Execs the command in this process, with SIGCHLD ignored first if `ignore_sigchld`.
+    /// Execs the command in this process, with SIGCHLD ignored first if `ignore_sigchld`,
+    /// and SIGPIPE if tj was started with it ignored.
     /// Returns only if the exec failed, with the error `execvp` would give: the first that
     /// is not "not there" (ENOENT, ENOTDIR, ESTALE, ENODEV, ETIMEDOUT) or "not allowed"
     /// (EACCES), else EACCES if any path gave it, else the last error. A file that is not
@@ -377,6 +405,7 @@ impl ExecPlan {
                 libc::signal(libc::SIGCHLD, libc::SIG_IGN);
             }
         }
+        ignore_sigpipe_if_inherited();
         let (mut denied, mut last) = (false, libc::ENOENT);
         for path in &self.paths {
             last = self.execve(path.as_ptr(), self.argv.as_ptr());
@@ -455,6 +484,8 @@ fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigch
                 libc::signal(libc::SIGCHLD, libc::SIG_IGN);
             }
         }
+        // After std's spawn has put SIGPIPE back to its default: as tj was started.
+        ignore_sigpipe_if_inherited();
         Ok(())
     };
     // SAFETY: the hook runs between fork and exec, where only async-signal-safe calls are
@@ -817,7 +848,8 @@ extern "C" fn leader_main(start: *mut libc::c_void) -> c_int {
         #[cfg(target_os = "linux")]
         libc::prctl(libc::PR_SET_NAME, c"tj-session".as_ptr());
         // tj's handlers act by default here; what tj ignores stays ignored, as through a
-        // fork and an exec; SIGPIPE is put back to its default, as std's spawn does.
+        // fork and an exec; SIGPIPE, which Rust's runtime ignored for tj, is put back to its
+        // default (the command's exec ignores it again if tj was started so).
         // Not SIGABRT: tj sets no handler for it, and musl takes a lock (tj's) to look.
         let mut action: libc::sigaction = std::mem::zeroed();
         for sig in (1..32).filter(|&sig| sig != libc::SIGABRT) {

@@ -280,6 +280,13 @@ pub fn exec_in_place(argv: &[OsString]) -> SpawnError {
     exec::exec_in_place(&Spec::new(argv.to_vec(), PathBuf::from(".")))
 }
 
+/// Notes the signal dispositions tj was started with that Rust's runtime changes before
+/// `main` (SIGPIPE), so that the command gets them as it would without tj. For the binary
+/// to call before the runtime starts (`.init_array`); system calls only.
+pub fn note_signals_at_start() {
+    signals::note_signals_at_start();
+}
+
 /// Makes tj's signal dispositions those it was started with again, for an exec of the
 /// command in tj's place after [`SpawnError::Setup`].
 pub fn restore_inherited_signals() {

@@ -159,6 +159,26 @@ fn set_disposition(sig: c_int, handler: libc::sighandler_t) {
     }
 }
 
+/// Whether tj was started with SIGPIPE ignored, noted by [`note_signals_at_start`] before
+/// Rust's runtime ignored it for tj. Without the note (tests, or a platform where the binary
+/// cannot run code that early), the command gets SIGPIPE's default, as std's spawn gives it.
+static SIGPIPE_IGNORED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Notes the signal dispositions tj was started with that its runtime changes before `main`
+/// (SIGPIPE, which Rust ignores), so that the command is started with them as tj was.
+/// System calls only: the binary calls it from `.init_array`, before Rust's runtime starts.
+pub(super) fn note_signals_at_start() {
+    if is_ignored(libc::SIGPIPE) {
+        SIGPIPE_IGNORED_AT_START.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether tj was started with SIGPIPE ignored: the command is then given it ignored too.
+/// An atomic load: safe between fork (or clone) and exec.
+pub(super) fn sigpipe_was_ignored() -> bool {
+    SIGPIPE_IGNORED_AT_START.load(Ordering::Relaxed)
+}
+
 /// Whether tj was started with SIGCHLD ignored: the command is then given it ignored too.
 /// Meaningful once a [`Watch`] has started.
 pub(super) fn sigchld_was_ignored() -> bool {

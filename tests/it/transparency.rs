@@ -156,13 +156,50 @@ fn started_with_sigchld_ignored_tj_keeps_the_exit_code_and_the_disposition() {
 
 /// Whether `status`, a `/proc/PID/status`, says SIGCHLD is ignored.
 fn sigchld_ignored(status: &str) -> bool {
-    let ignored = status
+    let chld = 1u64 << (libc::SIGCHLD - 1);
+    ignored_signals(status) & chld == chld
+}
+
+/// The mask of ignored signals in `status`, a `/proc/PID/status` (bit N-1 for signal N).
+fn ignored_signals(status: &str) -> u64 {
+    status
         .lines()
         .find_map(|line| line.strip_prefix("SigIgn:"))
         .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .unwrap_or_else(|| panic!("no SigIgn line in {status}"));
-    let chld = 1u64 << (libc::SIGCHLD - 1);
-    ignored & chld == chld
+        .unwrap_or_else(|| panic!("no SigIgn line in {status}"))
+}
+
+/// Rust's runtime ignores SIGPIPE in tj; the command gets SIGPIPE as tj was started with it,
+/// ignored (`trap '' PIPE`, a parent that ignores it) or not, as without tj: a writer to a
+/// closed pipe then gets EPIPE rather than dying, or dies, as it would. In every mode: with a
+/// PTY, with pipes, and exec'd in tj's place.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_command_gets_sigpipe_as_tj_was_started_with_it() {
+    let env = TestEnv::new();
+    let pipe = 1u64 << (libc::SIGPIPE - 1);
+    for prelude in ["trap '' PIPE; ", ""] {
+        let shell = |argv: &str, disable: bool| {
+            // tj's environment and directory in the test, for bash to pass on.
+            let tj_env = env.cmd(&[]);
+            let mut cmd = Command::new("bash");
+            cmd.env_clear()
+                .envs(tj_env.get_envs().filter_map(|(key, value)| Some((key, value?))))
+                .current_dir(env.work())
+                .args(["-c", &format!("{prelude}exec {argv} cat /proc/self/status")]);
+            if disable {
+                cmd.env("TJ_DISABLE", "1");
+            }
+            String::from_utf8_lossy(&env.run_cmd(cmd, b"").stdout).into_owned()
+        };
+        let without = ignored_signals(&shell("", false)) & pipe;
+        assert_eq!(without != 0, !prelude.is_empty(), "bash's trap did not do what it says");
+        let tj = env!("CARGO_BIN_EXE_tj");
+        for (mode, disable) in [("--agent", false), ("--agent --no-pty", false), ("", true)] {
+            let text = shell(&format!("{tj} run {mode} --"), disable);
+            assert_eq!(ignored_signals(&text) & pipe, without, "{prelude:?} {mode:?}: {text}");
+        }
+    }
 }
 
 /// Started with SIGCHLD blocked, tj still sees its command end (a handler for it would never
