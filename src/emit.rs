@@ -312,25 +312,9 @@ impl<W: Write> Drop for CleanLive<W> {
 mod tests {
     use super::*;
 
-    /// A directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("tj-emit-{name}-{}-{n}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    /// A directory of the test's own, removed on drop.
+    fn temp_dir(name: &str) -> crate::testing::TempDir {
+        crate::testing::TempDir::created(&format!("emit-{name}"))
     }
 
     fn file(path: &Path) -> Channel {
@@ -356,7 +340,7 @@ mod tests {
 
     #[test]
     fn a_regular_file_or_a_new_name_is_replaced_whole() {
-        let dir = TempDir::new("regular");
+        let dir = temp_dir("regular");
         let path = dir.0.join("out.txt");
         to_channel(&file(&path), "first").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "first\n");
@@ -367,7 +351,7 @@ mod tests {
 
     #[test]
     fn a_char_device_is_written_in_place_and_stays_a_device() {
-        let dir = TempDir::new("chardev");
+        let dir = temp_dir("chardev");
         let null = dir.0.join("mynull");
         if !mknod(&null, nix::sys::stat::SFlag::S_IFCHR, 1, 3) {
             return;
@@ -380,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_block_device_is_refused() {
-        let dir = TempDir::new("blockdev");
+        let dir = temp_dir("blockdev");
         let disk = dir.0.join("disk");
         // A device number no driver claims: even a regression could not write a real disk.
         if !mknod(&disk, nix::sys::stat::SFlag::S_IFBLK, 4095, 4095) {
@@ -395,7 +379,7 @@ mod tests {
     /// what only the write can tell is left to it.
     #[test]
     fn a_side_file_is_refused_up_front_only_when_it_certainly_cannot_be_written() {
-        let dir = TempDir::new("refused");
+        let dir = temp_dir("refused");
         let existing = dir.0.join("existing.txt");
         fs::File::create(&existing).unwrap();
         let refused = file_refused;
@@ -424,7 +408,7 @@ mod tests {
 
     #[test]
     fn a_fifo_with_a_reader_gets_the_rendition() {
-        let dir = TempDir::new("fifo");
+        let dir = temp_dir("fifo");
         let fifo = dir.0.join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         // The read end, opened first without waiting for a writer (no thread, no sleep).
@@ -440,7 +424,7 @@ mod tests {
 
     #[test]
     fn a_fifo_without_a_reader_is_reported_not_waited_on() {
-        let dir = TempDir::new("fifo-alone");
+        let dir = temp_dir("fifo-alone");
         let fifo = dir.0.join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         let err = to_channel(&file(&fifo), "nobody listens").unwrap_err();
@@ -451,7 +435,7 @@ mod tests {
 
     #[test]
     fn an_own_symlink_is_written_through_and_stays_a_link() {
-        let dir = TempDir::new("link");
+        let dir = temp_dir("link");
         let target = dir.0.join("target.txt");
         crate::fsx::replace(&target, b"old").unwrap();
         let link = dir.0.join("link");
@@ -467,7 +451,7 @@ mod tests {
             eprintln!("skipped: only root can give a link or a file to another user");
             return;
         }
-        let dir = TempDir::new("foreign");
+        let dir = temp_dir("foreign");
         let target = dir.0.join("target.txt");
         crate::fsx::replace(&target, b"keep").unwrap();
         // A link owned by someone else, to our file.

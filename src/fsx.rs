@@ -538,25 +538,9 @@ mod tests {
 
     use super::*;
 
-    /// A directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let dir = std::env::temp_dir().join(format!(
-                "tj-fsx-{name}-{}-{:x}",
-                std::process::id(),
-                unpredictable()
-            ));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    /// A directory of the test's own, removed on drop.
+    fn temp_dir(name: &str) -> crate::testing::TempDir {
+        crate::testing::TempDir::created(&format!("fsx-{name}"))
     }
 
     fn mode(path: &Path) -> u32 {
@@ -569,7 +553,7 @@ mod tests {
 
     #[test]
     fn a_symbolic_link_is_refused_by_name_not_by_errno_text() {
-        let tmp = TempDir::new("link");
+        let tmp = temp_dir("link");
         let target = tmp.0.join("target");
         File::create(&target).unwrap();
         let link = tmp.0.join("link");
@@ -584,7 +568,7 @@ mod tests {
 
     #[test]
     fn ensure_private_dir_creates_it_and_its_parents_0700() {
-        let tmp = TempDir::new("create");
+        let tmp = temp_dir("create");
         let dir = tmp.0.join("a/b/c");
         ensure_private_dir(&dir).unwrap();
         assert_eq!(mode(&dir), 0o700);
@@ -594,7 +578,7 @@ mod tests {
 
     #[test]
     fn a_dir_others_may_write_is_refused_and_its_mode_left_alone() {
-        let tmp = TempDir::new("open");
+        let tmp = temp_dir("open");
         for bits in [0o1777, 0o775, 0o720, 0o702] {
             let dir = tmp.0.join(format!("d{bits:o}"));
             fs::create_dir(&dir).unwrap();
@@ -610,7 +594,7 @@ mod tests {
 
     #[test]
     fn a_dir_others_may_only_read_is_accepted_and_its_mode_left_alone() {
-        let tmp = TempDir::new("readable");
+        let tmp = temp_dir("readable");
         for bits in [0o755, 0o750, 0o711] {
             let dir = tmp.0.join(format!("d{bits:o}"));
             fs::create_dir(&dir).unwrap();
@@ -622,7 +606,7 @@ mod tests {
 
     #[test]
     fn a_dir_of_another_owner_is_refused() {
-        let tmp = TempDir::new("owner");
+        let tmp = temp_dir("owner");
         let dir = tmp.0.join("theirs");
         fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
         if euid() != 0 {
@@ -637,7 +621,7 @@ mod tests {
 
     #[test]
     fn a_symlink_to_a_private_dir_is_refused() {
-        let tmp = TempDir::new("link");
+        let tmp = temp_dir("link");
         let real = tmp.0.join("real");
         fs::DirBuilder::new().mode(0o700).create(&real).unwrap();
         let link = tmp.0.join("link");
@@ -652,7 +636,7 @@ mod tests {
 
     #[test]
     fn a_file_or_fifo_in_place_of_a_dir_is_refused() {
-        let tmp = TempDir::new("notdir");
+        let tmp = temp_dir("notdir");
         let file = tmp.0.join("file");
         File::create(&file).unwrap();
         assert!(matches!(
@@ -666,7 +650,7 @@ mod tests {
 
     #[test]
     fn reads_refuse_symlinks_fifos_and_oversized_files() {
-        let tmp = TempDir::new("read");
+        let tmp = temp_dir("read");
         let file = tmp.0.join("file");
         File::create(&file).unwrap().write_all(b"12345").unwrap();
         assert_eq!(read(&file).unwrap(), b"12345");
@@ -685,7 +669,7 @@ mod tests {
 
     #[test]
     fn append_and_touch_never_write_through_a_symlink() {
-        let tmp = TempDir::new("append");
+        let tmp = temp_dir("append");
         let victim = tmp.0.join("victim");
         File::create(&victim).unwrap().write_all(b"keep").unwrap();
         let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
@@ -706,7 +690,7 @@ mod tests {
 
     #[test]
     fn touch_refreshes_the_mtime_and_keeps_the_contents() {
-        let tmp = TempDir::new("touch");
+        let tmp = temp_dir("touch");
         let file = tmp.0.join("file");
         File::create(&file).unwrap().write_all(b"data").unwrap();
         let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
@@ -722,7 +706,7 @@ mod tests {
 
     #[test]
     fn touch_nofollow_refreshes_the_mtime_of_the_file_not_of_a_link_s_target() {
-        let tmp = TempDir::new("touch-nofollow");
+        let tmp = temp_dir("touch-nofollow");
         let file = tmp.0.join("file");
         File::create(&file).unwrap().write_all(b"data").unwrap();
         let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
@@ -739,7 +723,7 @@ mod tests {
 
     #[test]
     fn temp_names_are_unpredictable_exclusive_and_recognised() {
-        let tmp = TempDir::new("temp");
+        let tmp = temp_dir("temp");
         let (a, _) = create_temp(&tmp.0, "tj").unwrap();
         let (b, _) = create_temp(&tmp.0, "capture").unwrap();
         assert_ne!(a, b);
@@ -786,7 +770,7 @@ mod tests {
 
     #[test]
     fn replace_swaps_a_symlink_for_a_file_and_leaves_its_target() {
-        let tmp = TempDir::new("replace");
+        let tmp = temp_dir("replace");
         let victim = tmp.0.join("victim");
         File::create(&victim).unwrap().write_all(b"keep").unwrap();
         let link = tmp.0.join("out");
@@ -803,7 +787,7 @@ mod tests {
     #[test]
     fn replace_volatile_swaps_in_the_new_file_and_leaves_nothing_behind() {
         use std::os::unix::fs::MetadataExt;
-        let tmp = TempDir::new("volatile");
+        let tmp = temp_dir("volatile");
         let file = tmp.0.join("meta.json");
         replace_volatile(&file, b"first").unwrap();
         assert_eq!(fs::read(&file).unwrap(), b"first");
@@ -829,7 +813,7 @@ mod tests {
 
     #[test]
     fn replace_volatile_refuses_a_directory_as_replace_does() {
-        let tmp = TempDir::new("volatile-dir");
+        let tmp = temp_dir("volatile-dir");
         let target = tmp.0.join("dir");
         fs::create_dir(&target).unwrap();
         fs::create_dir(target.join("inner")).unwrap();
@@ -840,7 +824,7 @@ mod tests {
 
     #[test]
     fn holds_compares_the_bytes_of_a_regular_file_only() {
-        let tmp = TempDir::new("holds");
+        let tmp = temp_dir("holds");
         let file = tmp.0.join("f");
         assert!(!holds(&file, b""), "nothing there");
         File::create(&file).unwrap().write_all(b"abc").unwrap();
@@ -854,7 +838,7 @@ mod tests {
 
     #[test]
     fn a_failed_replace_leaves_no_temp_file() {
-        let tmp = TempDir::new("replace-fail");
+        let tmp = temp_dir("replace-fail");
         let target = tmp.0.join("dir");
         fs::create_dir(&target).unwrap();
         fs::create_dir(target.join("inner")).unwrap();

@@ -61,19 +61,32 @@ pub fn each_builtin_line_list(mut f: impl FnMut(&str, &crate::matchers::Spec<'_>
     }
 }
 
-/// A path of a test's own under the system's temporary directory: not there when made
-/// (the test creates what it needs), and removed with all it holds when dropped, also when
-/// the test fails. Unique per process and per call.
+/// A path of a test's own under the system's temporary directory, removed with all it holds
+/// when dropped, also when the test fails. Named `tj-{name}-{pid}-{16 random hex digits}`:
+/// unique per call, and not guessable by another user of the shared directory.
 pub struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
-    /// A new path named `tj-{name}-{pid}-{n}`.
+    /// A new path, not there yet: the test creates what it needs.
     pub fn new(name: &str) -> TempDir {
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("tj-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = std::env::temp_dir().join(format!(
+            "tj-{name}-{}-{:016x}",
+            std::process::id(),
+            crate::fsx::unpredictable()
+        ));
         TempDir(dir)
+    }
+
+    /// A new directory, created (with its parents, private to this user as the system's
+    /// temporary directory leaves them).
+    ///
+    /// # Panics
+    /// If it cannot be created: the test cannot run.
+    pub fn created(name: &str) -> TempDir {
+        let dir = TempDir::new(name);
+        #[allow(clippy::unwrap_used)]
+        std::fs::create_dir_all(&dir.0).unwrap();
+        dir
     }
 }
 

@@ -1,33 +1,16 @@
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::*;
 
 const TJ: &str = "/opt/tj/bin/tj";
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("tj-rewrite-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.0.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        #[allow(clippy::disallowed_methods)]
-        std::fs::write(path, text).unwrap();
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Writes `text` to `rel` under `dir`, making its directories.
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    #[allow(clippy::disallowed_methods)]
+    std::fs::write(path, text).unwrap();
 }
 
 /// An environment whose user rules live in `config` (if any), working in `cwd`.
@@ -113,21 +96,22 @@ fn the_user_excludes_commands_by_word_prefix() {
 
 #[test]
 fn project_rules_cannot_widen_what_is_rewritten_but_user_rules_can() {
-    let home = TempDir::new("layers");
+    let home = crate::testing::TempDir::created("rewrite-layers");
     let repo = home.0.join("repo");
-    home.write("repo/.git/HEAD", "");
+    write(&home, "repo/.git/HEAD", "");
     // A hostile repository calls `cat` and a tool of its own tests.
     let rule = |id: &str, program: &str| {
         format!(r#"{{"id":"{id}","family":"tests","match":{{"argv0":["{program}"]}}}}"#)
     };
-    home.write("repo/.tokenjuice/rules/cat.json", &rule("tests/cat", "cat"));
-    home.write("repo/.tokenjuice/rules/mine.json", &rule("tests/mine", "mytool"));
+    write(&home, "repo/.tokenjuice/rules/cat.json", &rule("tests/cat", "cat"));
+    write(&home, "repo/.tokenjuice/rules/mine.json", &rule("tests/mine", "mytool"));
     let env = env_in(Some(&home.0.join("config")), Some(&repo));
     assert!(decide("cat secrets", &env, None, &[]).is_err());
     assert!(decide("mytool", &env, None, &[]).unwrap_err().0.contains("no rule"));
 
-    home.write("config/rules/mine.json", &rule("tests/mine", "mytool"));
-    home.write(
+    write(&home, "config/rules/mine.json", &rule("tests/mine", "mytool"));
+    write(
+        &home,
         "config/rules/cargo.json",
         r#"{"id":"tests/cargo-test","family":"tests","wrap":false,"match":{"argv0":["cargo"],"subcommands":["test"]}}"#,
     );

@@ -134,24 +134,6 @@ fn is_dir(path: &Path) -> bool {
 mod tests {
     use super::*;
 
-    /// A directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new() -> TempDir {
-            let dir = std::env::temp_dir().join(format!("tj-sidecar-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         crate::fsx::replace(path, text.as_bytes()).unwrap();
@@ -159,7 +141,7 @@ mod tests {
 
     #[test]
     fn the_session_s_directories_are_found_and_copied_under_the_new_id() {
-        let root = TempDir::new();
+        let root = crate::testing::TempDir::created("sidecar");
         let config = root.0.join(".claude");
         let project = config.join("projects/-work");
         let log = project.join("old.jsonl");
