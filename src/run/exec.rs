@@ -205,22 +205,27 @@ fn in_place(cmd: &mut Command) -> &mut Command {
     // SAFETY: the hook runs just before the exec, in tj's own process: one system call.
     unsafe {
         cmd.pre_exec(|| {
-            ignore_sigpipe_if_inherited();
+            // tj never touched SIGCHLD here (no relay ran): only SIGPIPE is given back.
+            ignore_as_at_start(false);
             Ok(())
         })
     }
 }
 
-/// Ignores SIGPIPE if tj was started with it ignored ([`super::signals::sigpipe_was_ignored`]): for
-/// the command's process just before its exec, which keeps an ignored signal ignored.
-/// Async-signal-safe: an atomic load and a system call that installs no handler and whose
+/// Ignores again, in the command's process just before its exec (which keeps an ignored
+/// signal ignored), the signals tj was started with ignored and has since changed for
+/// itself: SIGCHLD if `sigchld` (tj acts on it during a relay), SIGPIPE if it was ignored
+/// before Rust's runtime ignored it ([`super::signals::sigpipe_was_ignored`]).
+/// Async-signal-safe: an atomic load and system calls that install no handler and whose
 /// errno nobody reads.
 #[allow(unsafe_code)]
-fn ignore_sigpipe_if_inherited() {
-    if super::signals::sigpipe_was_ignored() {
+fn ignore_as_at_start(sigchld: bool) {
+    let ignored =
+        [(libc::SIGCHLD, sigchld), (libc::SIGPIPE, super::signals::sigpipe_was_ignored())];
+    for (sig, _) in ignored.into_iter().filter(|&(_, was)| was) {
         // SAFETY: sets a disposition of our own process, installing no handler.
         unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+            libc::signal(sig, libc::SIG_IGN);
         }
     }
 }
@@ -399,13 +404,7 @@ impl ExecPlan {
     /// made bare where the leader shares tj's errno ([`raw_syscall3`]).
     #[allow(unsafe_code)]
     fn exec(&self, ignore_sigchld: bool) -> io::Error {
-        if ignore_sigchld {
-            // SAFETY: `signal` sets a disposition of our own process, installing no handler.
-            unsafe {
-                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-            }
-        }
-        ignore_sigpipe_if_inherited();
+        ignore_as_at_start(ignore_sigchld);
         let (mut denied, mut last) = (false, libc::ENOENT);
         for path in &self.paths {
             last = self.execve(path.as_ptr(), self.argv.as_ptr());
@@ -478,14 +477,8 @@ fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigch
             // Returns only if the command could not be exec'd: std reports that error.
             return Err(split_session(session, ignore_sigchld, max_fd));
         }
-        if ignore_sigchld {
-            // SAFETY: sets a disposition of our own process; no handler is installed.
-            unsafe {
-                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-            }
-        }
-        // After std's spawn has put SIGPIPE back to its default: as tj was started.
-        ignore_sigpipe_if_inherited();
+        // After std's spawn has put SIGPIPE back to its default.
+        ignore_as_at_start(ignore_sigchld);
         Ok(())
     };
     // SAFETY: the hook runs between fork and exec, where only async-signal-safe calls are
