@@ -115,3 +115,31 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Whether this is the process of its own that the unit test `name` runs alone in: for what
+/// depends on process-wide state that other tests of the same binary may have changed first
+/// (the signals, which the first relay of a process may read on its own thread). In the
+/// test binary's own run it runs the binary again for that one test, asserts that it passed
+/// there, and returns false; the test then returns. `name` is the test's path as `cargo
+/// test` lists it (`run::tests::…`).
+///
+/// # Panics
+/// If the test failed in its own process, or could not be run there.
+#[allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+pub fn alone_in_a_process(name: &str) -> bool {
+    const MARK: &str = "TJ_TEST_ALONE";
+    if std::env::var_os(MARK).is_some_and(|alone| alone == name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(MARK, name)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{name} failed in a process of its own:\n{report}");
+    assert!(stdout.contains("1 passed"), "{name} did not run in a process of its own:\n{report}");
+    false
+}

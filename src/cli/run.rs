@@ -672,7 +672,7 @@ fn read_setup(env: &Env, argv: &[String]) -> Option<Setup> {
 /// would otherwise run on first use, which for a command that printed nothing is after it
 /// has ended. Each `cpuid` instruction costs about 8 µs on a virtual machine (it traps to
 /// the hypervisor; measured on the machine of issue 13) and the two detections take about
-/// a dozen. The output thread runs this while tj waits for the command's exec
+/// a dozen. It runs before any output is read, while the command starts or runs
 /// ([`RelayIo::prepare`]): it is then off the path of a command that ends at once, too.
 fn detect_cpu_features() {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

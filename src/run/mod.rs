@@ -17,11 +17,13 @@
 //!   ([`Spec::blocked_after`] → [`Outcome::blocked`]).
 //!
 //! Threads: the caller's thread runs the event loop (and, with the watchdog on, judges the
-//! silences the pump reports); the pump reads the output; the process-wide signal thread
-//! turns signals into events, SIGCHLD included, after which the event loop looks whether its
-//! child has exited (a waiter thread reports the exit instead where that cannot be done);
-//! and, when tj's stdin is a terminal, a detached thread writes keystrokes into the PTY (the
-//! only writer into the master).
+//! silences the pump reports). In agent mode (nobody watches the output live, no keystrokes
+//! to forward) that is all: the same thread reads the output and tj's signals, SIGCHLD
+//! included, with one `poll` (`Pumping::Here`). Otherwise the pump reads the output on a
+//! thread of its own; the process-wide signal thread turns signals into events, SIGCHLD
+//! included, after which the event loop looks whether its child has exited (a waiter thread
+//! reports the exit instead where that cannot be done); and, when tj's stdin is a terminal,
+//! a detached thread writes keystrokes into the PTY (the only writer into the master).
 //!
 //! Unix only.
 
@@ -164,8 +166,8 @@ pub struct RelayIo {
     /// Live output: tj's stdout in terminal mode ([`LiveFd::stdout`]: byte-exact,
     /// unbuffered, waits on a non-blocking stdout), `None` in agent mode.
     pub live: Option<Box<dyn Write + Send>>,
-    /// Every byte the child wrote, in order, exactly once. Called from the pump thread
-    /// before the same bytes go live.
+    /// Every byte the child wrote, in order, exactly once. Called from whichever thread
+    /// reads the output (see `Pumping`) before the same bytes go live.
     pub capture: CaptureFn,
     /// tj's stdin; `None` means descriptor 0. If it is a terminal (and [`Spec::pty`]), the
     /// child's stdin is the PTY and keystrokes are forwarded to it; otherwise the child
@@ -176,9 +178,11 @@ pub struct RelayIo {
     /// is. `None`: with its stdout. [`stderr_apart`] gives tj's own stderr when the user
     /// sent it somewhere else than tj's stdout (`2>/dev/null`, `2>file`).
     pub stderr: Option<OwnedFd>,
-    /// Work for the output thread to do before it reads anything. It runs while the child
-    /// is being started, which the caller's thread waits for, so it is off the command's
-    /// path unless the command writes at once. It must not print.
+    /// Work to do before any output is read. On the output thread, it runs while the child
+    /// is being started, which the caller's thread waits for; when the caller's thread
+    /// reads the output itself, it runs there once the child has started, before `meanwhile`
+    /// ([`run_meanwhile`]). Either way it is off the command's path unless the command
+    /// writes at once. It must not print.
     pub prepare: Option<Box<dyn FnOnce() + Send>>,
 }
 
@@ -340,7 +344,7 @@ impl Outcome {
     /// With the signal sent to tj while it set up a run whose command never started, as
     /// [`Outcome::ended_by`]: whoever sent it asked for tj's end, and the caller must not
     /// run the command after all.
-    fn signalled(mut self, watch: &signals::Watch) -> Outcome {
+    fn signalled(mut self, watch: &mut signals::Watch) -> Outcome {
         if self.exit.is_err() {
             self.ended_by = watch.received();
         }
@@ -381,20 +385,22 @@ pub fn run(spec: &Spec, io: RelayIo) -> Outcome {
 
 /// [`run`], calling `meanwhile` on this thread once the child runs (it has exec'd), before
 /// the relay waits for it: work the caller needs once the command ends, done while it runs
-/// rather than after. Output is read and captured meanwhile; a signal tj receives meanwhile
-/// is forwarded once `meanwhile` returns. It must not print: the command's output may be
+/// rather than after. Output is read and captured meanwhile, or, when this thread reads it
+/// (nobody watches it live), waits in the PTY until `meanwhile` returns; a signal tj
+/// receives meanwhile is forwarded once `meanwhile` returns. It must not print: the command's output may be
 /// going to the same terminal.
 pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outcome {
     relay(spec, io, |_, _| meanwhile())
 }
 
-/// [`run`], calling `on_spawn` with the event channel and the child's process group once the
-/// child runs (tests inject signals through it).
+/// [`run`], calling `on_spawn` with a way to send the relay events and the child's process
+/// group once the child runs (tests inject signals through it).
 ///
 /// In order: the signal watch, the PTY (or pipe) and tj's terminal ([`Plumbing::open`]), the
-/// output thread, the child ([`exec::spawn`]), who reports its exit ([`watch_exit`]); then
-/// [`signals::supervise`] until it has ended and its output is drained.
-fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -> Outcome {
+/// output thread (unless this thread reads the output, see [`Pumping`]), the child
+/// ([`exec::spawn`]), who reports its exit ([`watch_exit`]); then the event loop until it has
+/// ended and its output is drained.
+fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outcome {
     let RelayIo { live, capture, stdin, stderr, prepare } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
@@ -405,16 +411,18 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     // yet blocked it would take a Ctrl-Z and stop tj alone (see `StopTogether`).
     let mut stop_together = (!spec.pty).then(signals::StopTogether::hold);
     let (tx, rx) = mpsc::channel();
-    // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
-    // in reverse order): the terminal is restored before those signals act by default again.
-    let watch = signals::Watch::start(tx.clone(), &mut warnings);
-
     let own_stdin = io::stdin();
     let stdin_fd = stdin.as_ref().map_or_else(|| own_stdin.as_fd(), AsFd::as_fd);
+    let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
+    // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
+    // in reverse order): the terminal is restored before those signals act by default again.
+    let here = Pumping::may_be_here(live.is_none(), spec, stdin_tty);
+    let mut watch = signals::Watch::start(tx.clone(), here, &mut warnings);
+
     let Plumbing { mut term, source, output, master, cols, keys, exited_rx, exited_tx } =
-        match Plumbing::open(spec, stdin_fd, &mut warnings) {
+        match Plumbing::open(spec, stdin_fd, stdin_tty, &mut warnings) {
             Ok(plumbing) => plumbing,
-            Err(err) => return Outcome::failed(err, warnings).signalled(&watch),
+            Err(err) => return Outcome::failed(err, warnings).signalled(&mut watch),
         };
 
     let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
@@ -428,11 +436,12 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         drain_total: spec.drain_total,
         idle,
     };
-    let pump = match start_pump(pump, prepare, tx.clone()) {
-        Ok(pump) => pump,
+    let here = watch.fd().is_some() && watch.reports_exits() && keys.is_none();
+    let pumping = match Pumping::start(pump, here, prepare, &tx) {
+        Ok(pumping) => pumping,
         Err(err) => {
             let err = setup("could not start the output thread", &err);
-            return Outcome::failed(err, warnings).signalled(&watch);
+            return Outcome::failed(err, warnings).signalled(&mut watch);
         }
     };
 
@@ -454,12 +463,15 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     let exec::Spawned { child, job } = match spawned {
         Ok(spawned) => spawned,
         Err(err) => {
-            return not_started(err, exited_tx, &rx, pump, &mut term, warnings).signalled(&watch);
+            return not_started(err, exited_tx, &rx, pumping, &mut term, warnings)
+                .signalled(&mut watch);
         }
     };
     // The signal thread starts once the child runs, not before: the child does not wait
     // for it, and a signal that comes meanwhile waits in signal-hook's queue.
-    watch.listen(&mut warnings);
+    if !pumping.is_here() {
+        watch.listen(&mut warnings);
+    }
 
     // Without a PTY, Ctrl-Z at tj's terminal reaches tj alone: the command is stopped with it.
     if let Some(stop_together) = &mut stop_together {
@@ -467,12 +479,12 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
     }
     let keys = keys.map(|(master, stop)| pty::Keys { master, stop, events: tx.clone() });
     term.attach(master, keys);
-    on_spawn(&tx, job);
+    let pumping = pumping.prepared();
+    on_spawn(&Inject::new(&tx, pumping.wake()), job);
     let (child, reported) = watch_exit(&watch, child, &tx, &mut warnings);
     drop(tx);
 
-    let done = signals::supervise(
-        &rx,
+    let supervisor = signals::Supervisor::new(
         job,
         spec.grace,
         &mut term,
@@ -480,21 +492,253 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Sender<Event>, Pid)) -
         watchdog.as_ref(),
         reported,
     );
-    // The pump has reported (or the channel broke). It reports after `Pump::run` returned,
-    // which dropped the caller's live writer and capture, so whatever they own is released:
-    // what is left of the thread is its exit, which nobody needs to wait for (the last
-    // hand-off between threads of a run, issue 13). Without a report it may still hold them,
-    // and is joined.
-    if done.pump.is_some() {
-        drop(pump);
-    } else {
-        let _ = pump.join();
-    }
+    let done = pumping.supervise(supervisor, &rx, &mut watch);
     let exited_at = done.exited_at.unwrap_or_else(Instant::now);
     let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     warnings.extend(term.take_warnings());
     drop(term);
     outcome(done, status, exited_at.saturating_duration_since(spawned_at), cols, warnings)
+}
+
+/// Who reads the child's output: a thread of its own, or the relay's thread, which then
+/// waits for the output and tj's signals (SIGCHLD included) at once, with `poll`.
+///
+/// The relay's thread reads it when nothing can keep that thread from the signals for long
+/// and nothing but the signals and the output needs waiting for: nobody watches the output
+/// live (a terminal or a pipe that stalls would hold up the write, and with it the
+/// forwarding of a Ctrl-C), no keystrokes are forwarded, this relay reads the signals
+/// itself ([`signals::Watch::fd`]), and they tell it of its child's exit. That is a run of
+/// `tj run --agent`, every command an agent runs: it then starts no thread at all, which
+/// saves about 0.3 ms a run on the machine of issue 13 (a thread's creation, its wake-ups
+/// and its end with the process: `examples/spawn_floor.rs` with two threads added).
+/// While the command starts, the output waits in the PTY, and [`RelayIo::prepare`] and the
+/// caller's `meanwhile` run on this thread before it is read.
+#[allow(clippy::large_enum_variant, reason = "one a run, on the stack, never in a collection")]
+enum Pumping {
+    /// The output thread, which reports [`Event::PumpDone`].
+    Thread(thread::JoinHandle<()>),
+    /// This thread reads the output; `prepare` is still to run.
+    Here { flow: pty::Flow, prepare: Option<Box<dyn FnOnce() + Send>>, wake: Option<Wake> },
+}
+
+impl Pumping {
+    /// Whether the relay's thread may read the output, as far as is known before the
+    /// signals are watched and the PTY opened (see [`Pumping`]).
+    fn may_be_here(no_live: bool, spec: &Spec, stdin_tty: bool) -> bool {
+        no_live && !(spec.pty && stdin_tty) && signals::WAITS_WITHOUT_REAPING
+    }
+
+    /// Starts the output thread, or, with `here`, readies this thread to read the output.
+    fn start(
+        pump: Pump,
+        here: bool,
+        prepare: Option<Box<dyn FnOnce() + Send>>,
+        tx: &Sender<Event>,
+    ) -> io::Result<Pumping> {
+        if here {
+            let wake = Wake::for_tests()?;
+            return Ok(Pumping::Here { flow: pty::Flow::new(pump), prepare, wake });
+        }
+        start_pump(pump, prepare, tx.clone()).map(Pumping::Thread)
+    }
+
+    fn is_here(&self) -> bool {
+        matches!(self, Pumping::Here { .. })
+    }
+
+    /// Runs [`RelayIo::prepare`] on this thread, if it is this thread's to run: once the
+    /// child runs, so that it is off the command's path.
+    fn prepared(self) -> Pumping {
+        match self {
+            Pumping::Here { flow, prepare, wake } => {
+                if let Some(prepare) = prepare {
+                    prepare();
+                }
+                Pumping::Here { flow, prepare: None, wake }
+            }
+            thread @ Pumping::Thread(_) => thread,
+        }
+    }
+
+    fn wake(&self) -> Option<&Wake> {
+        match self {
+            Pumping::Here { wake, .. } => wake.as_ref(),
+            Pumping::Thread(_) => None,
+        }
+    }
+
+    /// Runs the event loop until the child has exited and its output is drained.
+    fn supervise(
+        self,
+        supervisor: signals::Supervisor<'_>,
+        rx: &mpsc::Receiver<Event>,
+        watch: &mut signals::Watch,
+    ) -> signals::Supervised {
+        match self {
+            Pumping::Here { flow, wake, .. } => {
+                supervise_here(flow, supervisor, rx, watch, wake.as_ref())
+            }
+            Pumping::Thread(pump) => {
+                let done = signals::supervise(supervisor, rx);
+                // The pump has reported (or the channel broke). It reports after `Pump::run`
+                // returned, which dropped the caller's live writer and capture, so whatever
+                // they own is released: what is left of the thread is its exit, which nobody
+                // needs to wait for (the last hand-off between threads of a run, issue 13).
+                // Without a report it may still hold them, and is joined.
+                if done.pump.is_none() {
+                    let _ = pump.join();
+                }
+                done
+            }
+        }
+    }
+}
+
+/// The event loop on the relay's thread, which also reads the output ([`Pumping::Here`]):
+/// one `poll` on the output, the exit pipe, the signals (and, in tests, the wake pipe),
+/// until the child has exited and the output is drained.
+fn supervise_here(
+    flow: pty::Flow,
+    mut supervisor: signals::Supervisor<'_>,
+    rx: &mpsc::Receiver<Event>,
+    watch: &mut signals::Watch,
+    wake: Option<&Wake>,
+) -> signals::Supervised {
+    let mut flow = Some(flow);
+    loop {
+        // What this thread sent itself (the idle watch's silences) or a test injected.
+        while let Ok(event) = rx.try_recv() {
+            supervisor.on(event);
+        }
+        if supervisor.finished() {
+            break;
+        }
+        let due = supervisor.timeout().map(|after| Instant::now() + after);
+        let timeout = [supervisor.timeout(), flow.as_ref().and_then(pty::Flow::timeout)]
+            .into_iter()
+            .flatten()
+            .min();
+        let ready = match wait_here(flow.as_ref(), watch, wake, timeout) {
+            Ok(ready) => ready,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(err) => {
+                match flow.take() {
+                    Some(mut failed) => {
+                        failed.fail(&err);
+                        supervisor.on(Event::PumpDone(failed.finish()));
+                    }
+                    // Nothing left to wait with: for the child, then.
+                    None => supervisor.wait_for_exit(),
+                }
+                continue;
+            }
+        };
+        if ready.signalled {
+            for sig in watch.take() {
+                supervisor.on(Event::Signal(sig));
+            }
+        }
+        if ready.woken
+            && let Some(wake) = wake
+        {
+            wake.drain();
+        }
+        if let Some(pumping) = flow.as_mut()
+            && pumping.step(ready.readable, ready.exited).is_break()
+            && let Some(done) = flow.take()
+        {
+            supervisor.on(Event::PumpDone(done.finish()));
+        }
+        if due.is_some_and(|due| Instant::now() >= due) {
+            supervisor.on_time();
+        }
+    }
+    supervisor.finish()
+}
+
+/// What one wait of [`supervise_here`] found ready.
+struct Ready {
+    signalled: bool,
+    woken: bool,
+    readable: bool,
+    exited: bool,
+}
+
+/// Waits up to `timeout` (`None`: for ever) for the signals, the wake pipe, the output and
+/// the exit pipe, whichever there are.
+fn wait_here(
+    flow: Option<&pty::Flow>,
+    watch: &signals::Watch,
+    wake: Option<&Wake>,
+    timeout: Option<Duration>,
+) -> nix::Result<Ready> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let watched = [
+        watch.fd(),
+        wake.map(Wake::fd),
+        flow.map(pty::Flow::source),
+        flow.filter(|flow| flow.watches_exit()).map(pty::Flow::exited),
+    ];
+    let mut fds = Vec::with_capacity(watched.len());
+    let mut at = [None; 4];
+    for (slot, fd) in at.iter_mut().zip(watched) {
+        if let Some(fd) = fd {
+            *slot = Some(fds.len());
+            fds.push(PollFd::new(fd, PollFlags::POLLIN));
+        }
+    }
+    poll(&mut fds, timeout.map_or(PollTimeout::NONE, pty::poll_timeout))?;
+    let has = |slot: Option<usize>| slot.and_then(|at| fds.get(at)).is_some_and(pty::has_events);
+    Ok(Ready { signalled: has(at[0]), woken: has(at[1]), readable: has(at[2]), exited: has(at[3]) })
+}
+
+/// How a test sends events to a relay once its child runs ([`relay`]'s `on_spawn`).
+#[derive(Clone)]
+struct Inject {
+    tx: Sender<Event>,
+    /// Wakes a relay whose thread waits in `poll` rather than on the channel.
+    wake: Option<Arc<OwnedFd>>,
+}
+
+impl Inject {
+    fn new(tx: &Sender<Event>, wake: Option<&Wake>) -> Inject {
+        Inject { tx: tx.clone(), wake: wake.map(|wake| Arc::clone(&wake.write)) }
+    }
+
+    #[cfg_attr(not(test), allow(dead_code, reason = "only tests inject events"))]
+    fn send(&self, event: Event) -> Result<(), mpsc::SendError<Event>> {
+        self.tx.send(event)?;
+        if let Some(wake) = &self.wake {
+            let _ = nix::unistd::write(wake.as_fd(), &[1]);
+        }
+        Ok(())
+    }
+}
+
+/// A pipe that wakes [`supervise_here`] for an event sent from another thread. Only tests
+/// send any: the binary makes none.
+struct Wake {
+    read: OwnedFd,
+    write: Arc<OwnedFd>,
+}
+
+impl Wake {
+    fn for_tests() -> io::Result<Option<Wake>> {
+        if !cfg!(test) {
+            return Ok(None);
+        }
+        let (read, write) = io::pipe()?;
+        Ok(Some(Wake { read: read.into(), write: Arc::new(write.into()) }))
+    }
+
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.read.as_fd()
+    }
+
+    /// Empties the pipe (its writers write one byte an event; the channel holds the events).
+    fn drain(&self) {
+        let _ = nix::unistd::read(&self.read, &mut [0u8; 64]);
+    }
 }
 
 /// The outcome of a child that could not be started: the pump, told by the exit pipe
@@ -504,13 +748,20 @@ fn not_started(
     err: SpawnError,
     exited_tx: io::PipeWriter,
     rx: &mpsc::Receiver<Event>,
-    pump: thread::JoinHandle<()>,
+    pumping: Pumping,
     term: &mut Terminal,
     mut warnings: Vec<String>,
 ) -> Outcome {
     drop(exited_tx);
-    let report = wait_pump(rx);
-    let _ = pump.join();
+    let report = match pumping {
+        Pumping::Thread(pump) => {
+            let report = wait_pump(rx);
+            let _ = pump.join();
+            report
+        }
+        // Nothing was read, nor can be: the output's other end is closed.
+        Pumping::Here { flow, .. } => flow.finish(),
+    };
     warnings.extend(term.take_warnings());
     warnings.extend(report.warnings);
     Outcome::failed(err, warnings)
@@ -541,14 +792,14 @@ struct Plumbing {
 
 impl Plumbing {
     /// Opens the PTY (or the pipe) sized for tj's terminal, and the exit pipe. `stdin_fd` is
-    /// tj's stdin: the keystrokes are forwarded from it when it is a terminal and the child
-    /// is on a PTY.
+    /// tj's stdin (`stdin_tty` if it is a terminal): the keystrokes are forwarded from it
+    /// when it is a terminal and the child is on a PTY.
     fn open(
         spec: &Spec,
         stdin_fd: std::os::fd::BorrowedFd<'_>,
+        stdin_tty: bool,
         warnings: &mut Vec<String>,
     ) -> Result<Plumbing, SpawnError> {
-        let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
         let stdin_dup = if stdin_tty { stdin_fd.try_clone_to_owned().ok() } else { None };
         let term = Terminal::new(spec.size, stdin_dup, spec.pty && stdin_tty);
         let (source, output, master) = open_output(spec, &term, warnings)?;
@@ -890,7 +1141,7 @@ mod tests {
     }
 
     #[test]
-    fn prepare_runs_on_the_output_thread_before_any_output_is_read() {
+    fn prepare_runs_before_any_output_is_read() {
         let mut spec = Spec::new(vec!["echo".into(), "hello".into()], PathBuf::from("/"));
         spec.size = Some(WinSize::default());
         let order = Arc::new(Mutex::new(Vec::new()));
@@ -900,14 +1151,13 @@ mod tests {
             Box::new(move |bytes| seen.lock().unwrap().push(format!("{} bytes", bytes.len()))),
         );
         io.stdin = Some(std::fs::File::open("/dev/null").unwrap().into());
-        io.prepare = Some(Box::new(move || {
-            let name = thread::current().name().unwrap_or_default().to_owned();
-            prepared.lock().unwrap().push(format!("prepared on {name}"));
-        }));
+        // On the output thread, or on this one when it reads the output (`Pumping`), which
+        // depends on whether another test's relay reads the signals meanwhile.
+        io.prepare = Some(Box::new(move || prepared.lock().unwrap().push("prepared".to_owned())));
         let outcome = run(&spec, io);
         assert_eq!(outcome.exit, Ok(Exit::Code(0)));
         let order = order.lock().unwrap();
-        assert_eq!(order.first().map(String::as_str), Some("prepared on tj-pump"), "{order:?}");
+        assert_eq!(order.first().map(String::as_str), Some("prepared"), "{order:?}");
         assert!(order.len() > 1, "the output was not captured: {order:?}");
     }
 
@@ -916,6 +1166,56 @@ mod tests {
         let spec = Spec::new(Vec::new(), PathBuf::from("/"));
         let outcome = run(&spec, RelayIo::new(None, Box::new(|_| {})));
         assert!(matches!(outcome.exit, Err(SpawnError::Other(_))));
+    }
+
+    /// The names of this process's threads.
+    fn thread_names() -> Vec<String> {
+        std::fs::read_dir("/proc/self/task")
+            .map(|tasks| {
+                tasks
+                    .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+                    .map(|comm| comm.trim_end().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A relay with nobody watching live and no keystrokes to forward, the first of its
+    /// process (as `tj run --agent` is), reads the output and the signals on its own thread:
+    /// `prepare` runs there, signals are still forwarded, and no thread is left.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn alone_in_its_process_a_relay_starts_no_thread() {
+        if !crate::testing::alone_in_a_process(
+            "run::tests::alone_in_its_process_a_relay_starts_no_thread",
+        ) {
+            return;
+        }
+        let mut spec = Spec::new(vec!["echo".into(), "hello".into()], PathBuf::from("/"));
+        spec.size = Some(WinSize::default());
+        let here = thread::current().id();
+        let prepared_on = Arc::new(Mutex::new(None));
+        let prepared = Arc::clone(&prepared_on);
+        let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = Arc::clone(&captured);
+        let mut io = RelayIo::new(None, Box::new(move |bytes| sink.lock().unwrap().extend(bytes)));
+        io.stdin = Some(std::fs::File::open("/dev/null").unwrap().into());
+        io.prepare =
+            Some(Box::new(move || *prepared.lock().unwrap() = Some(thread::current().id())));
+        let outcome = run(&spec, io);
+        assert_eq!(outcome.exit, Ok(Exit::Code(0)));
+        assert_eq!(*prepared_on.lock().unwrap(), Some(here), "prepare ran on another thread");
+        assert_eq!(captured.lock().unwrap().as_slice(), b"hello\r\n");
+
+        let outcome = deliver(
+            &with_default_signals(&["sh", "-c", "echo ready; sleep 100"]),
+            true,
+            libc::SIGTERM,
+            LONG,
+        );
+        assert_eq!(outcome.exit, Ok(Exit::Signal(libc::SIGTERM)));
+        let names = thread_names();
+        assert!(!names.iter().any(|name| name == "tj-pump" || name == "tj-signals"), "{names:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::panic::{self, AssertUnwindSafe};
@@ -673,7 +674,7 @@ fn write_eof(master: BorrowedFd<'_>) -> io::Result<()> {
     }
 }
 
-fn has_events(fd: &PollFd<'_>) -> bool {
+pub(super) fn has_events(fd: &PollFd<'_>) -> bool {
     fd.revents().is_some_and(|events| !events.is_empty())
 }
 
@@ -789,79 +790,142 @@ impl Pump {
     /// Runs until EOF (EIO on a master whose slave side is all closed), or, once the child
     /// has exited, until `drain_idle` passes without data or `drain_total` passes in all.
     /// While the child runs, the only timeout is the idle watch's next check.
-    pub(super) fn run(mut self) -> PumpReport {
-        let mut buf = vec![0u8; FIRST_CHUNK];
-        let mut report = PumpReport::default();
-        let mut deadline: Option<Instant> = None;
+    pub(super) fn run(self) -> PumpReport {
+        let mut flow = Flow::new(self);
         loop {
-            let timeout = match deadline {
-                None => self
-                    .idle
-                    .as_ref()
-                    .and_then(IdleWatch::until_check)
-                    .map_or(PollTimeout::NONE, poll_timeout),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        report.held_open = true;
-                        break;
-                    }
-                    poll_timeout(left.min(self.drain_idle))
-                }
-            };
-            let (readable, exited) = {
-                let mut fds = [
-                    PollFd::new(self.source.as_fd(), PollFlags::POLLIN),
-                    PollFd::new(self.exited.as_fd(), PollFlags::POLLIN),
-                ];
-                let watched = if deadline.is_none() { 2 } else { 1 };
-                match poll(&mut fds[..watched], timeout) {
-                    // While the child runs, only the idle watch sets a timeout.
-                    Ok(0) if deadline.is_none() => {
-                        if let Some(idle) = self.idle.as_mut() {
-                            idle.check();
-                        }
-                        continue;
-                    }
-                    // In the drain: a descendant holds the output open.
-                    Ok(0) => {
-                        report.held_open = true;
-                        break;
-                    }
-                    Ok(_) => {}
+            let timeout = flow.timeout();
+            let mut fds = [
+                PollFd::new(flow.pump.source.as_fd(), PollFlags::POLLIN),
+                PollFd::new(flow.pump.exited.as_fd(), PollFlags::POLLIN),
+            ];
+            let watched = if flow.watches_exit() { 2 } else { 1 };
+            let woke =
+                match poll(&mut fds[..watched], timeout.map_or(PollTimeout::NONE, poll_timeout)) {
+                    Ok(_) => (has_events(&fds[0]), watched == 2 && has_events(&fds[1])),
                     Err(Errno::EINTR) => continue,
                     Err(err) => {
-                        report.warnings.push(format!("could not wait for the output: {err}"));
+                        flow.fail(&err);
                         break;
                     }
-                }
-                (has_events(&fds[0]), watched == 2 && has_events(&fds[1]))
-            };
-            if exited {
-                deadline = Some(Instant::now() + self.drain_total);
-            }
-            if !readable {
-                continue;
-            }
-            match unistd::read(&self.source, &mut buf) {
-                // EIO: every descriptor of the slave side is closed.
-                Ok(0) | Err(Errno::EIO) => break,
-                Ok(n) => {
-                    self.deliver(buf.get(..n).unwrap_or_default(), &mut report);
-                    if n == buf.len() && buf.len() < CHUNK {
-                        buf.resize(buf.len() * 2, 0);
-                    }
-                }
-                Err(Errno::EINTR | Errno::EAGAIN) => {}
-                Err(err) => {
-                    report.warnings.push(format!("could not read the output: {err}"));
-                    break;
-                }
+                };
+            if flow.step(woke.0, woke.1).is_break() {
+                break;
             }
         }
-        report
+        flow.finish()
+    }
+}
+
+/// The pump as a loop of steps that whoever waits for its descriptors drives: its own
+/// thread ([`Pump::run`]), or the relay's thread waiting for signals too (issue 13: a run
+/// in agent mode starts no thread).
+pub(super) struct Flow {
+    pump: Pump,
+    buf: Vec<u8>,
+    report: PumpReport,
+    /// Once the child has exited: when the drain ends at the latest.
+    deadline: Option<Instant>,
+    /// In the drain: when it ends unless output comes before.
+    quiet_until: Option<Instant>,
+}
+
+impl Flow {
+    pub(super) fn new(pump: Pump) -> Flow {
+        Flow {
+            pump,
+            buf: vec![0u8; FIRST_CHUNK],
+            report: PumpReport::default(),
+            deadline: None,
+            quiet_until: None,
+        }
     }
 
+    /// The output: poll it for reading.
+    pub(super) fn source(&self) -> BorrowedFd<'_> {
+        self.pump.source.as_fd()
+    }
+
+    /// The exit pipe, while the child runs ([`Flow::watches_exit`]): poll it for reading,
+    /// it hangs up at the exit.
+    pub(super) fn exited(&self) -> BorrowedFd<'_> {
+        self.pump.exited.as_fd()
+    }
+
+    /// Whether the exit pipe is to be polled: until it has hung up.
+    pub(super) fn watches_exit(&self) -> bool {
+        self.deadline.is_none()
+    }
+
+    /// How long to wait for the descriptors before the next [`Flow::step`]; `None` for ever.
+    pub(super) fn timeout(&self) -> Option<Duration> {
+        match (self.deadline, self.quiet_until) {
+            (Some(deadline), quiet) => {
+                let end = quiet.map_or(deadline, |quiet| quiet.min(deadline));
+                Some(end.saturating_duration_since(Instant::now()))
+            }
+            (None, _) => self.pump.idle.as_ref().and_then(IdleWatch::until_check),
+        }
+    }
+
+    /// One step after a wait: `readable` if the output has data (or hung up), `exited` if
+    /// the exit pipe hung up. Neither, or a wait cut short by something else, is harmless:
+    /// what is due is judged by the clock. Breaks when the pump is done.
+    pub(super) fn step(&mut self, readable: bool, exited: bool) -> ControlFlow<()> {
+        let now = Instant::now();
+        if exited && self.deadline.is_none() {
+            self.deadline = Some(now + self.pump.drain_total);
+            self.quiet_until = Some(now + self.pump.drain_idle);
+        }
+        if let Some(deadline) = self.deadline
+            && (now >= deadline || (!readable && self.quiet_until.is_some_and(|q| now >= q)))
+        {
+            // In the drain: a descendant holds the output open.
+            self.report.held_open = true;
+            return ControlFlow::Break(());
+        }
+        if !readable {
+            // While the child runs, only the idle watch sets a timeout.
+            if self.deadline.is_none()
+                && let Some(idle) = self.pump.idle.as_mut()
+            {
+                idle.check();
+            }
+            return ControlFlow::Continue(());
+        }
+        if self.deadline.is_some() {
+            self.quiet_until = Some(now + self.pump.drain_idle);
+        }
+        match unistd::read(&self.pump.source, &mut self.buf) {
+            // EIO: every descriptor of the slave side is closed.
+            Ok(0) | Err(Errno::EIO) => return ControlFlow::Break(()),
+            Ok(n) => {
+                let chunk = self.buf.get(..n).unwrap_or_default();
+                self.pump.deliver(chunk, &mut self.report);
+                if n == self.buf.len() && self.buf.len() < CHUNK {
+                    self.buf.resize(self.buf.len() * 2, 0);
+                }
+            }
+            Err(Errno::EINTR | Errno::EAGAIN) => {}
+            Err(err) => {
+                self.report.warnings.push(format!("could not read the output: {err}"));
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The wait for the output failed: the pump is done, and says why.
+    pub(super) fn fail(&mut self, err: &Errno) {
+        self.report.warnings.push(format!("could not wait for the output: {err}"));
+    }
+
+    /// What the pump learned; the caller's live writer and capture are dropped with it.
+    pub(super) fn finish(self) -> PumpReport {
+        self.report
+    }
+}
+
+impl Pump {
     fn deliver(&mut self, chunk: &[u8], report: &mut PumpReport) {
         if let Some(idle) = self.idle.as_mut() {
             idle.saw(chunk);
@@ -923,7 +987,7 @@ fn write_live(live: &mut Box<dyn Write + Send>, mut chunk: &[u8]) -> io::Result<
 
 /// `d` as a poll timeout, rounded up to whole milliseconds (so a deadline less than 1 ms
 /// away does not become a busy poll with timeout 0) and capped at what poll accepts.
-fn poll_timeout(d: Duration) -> PollTimeout {
+pub(super) fn poll_timeout(d: Duration) -> PollTimeout {
     let ms = d.as_micros().div_ceil(1000);
     PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
 }

@@ -5,11 +5,14 @@
 //!
 //! It does not touch the terminal itself (`pty.rs` does, when told) and does not read output.
 
+use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,7 +20,8 @@ use libc::c_int;
 use nix::sys::signal::{self as nix_signal, Signal};
 use nix::unistd::{self, Pid};
 use signal_hook::consts::{SIGCHLD, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
-use signal_hook::iterator::Signals;
+use signal_hook::iterator::backend::SignalDelivery;
+use signal_hook::iterator::exfiltrator::SignalOnly;
 
 use super::blocked::{Quiet, Watchdog};
 use super::exec::Child;
@@ -55,24 +59,39 @@ struct Registry {
     running: Mutex<usize>,
     /// What could not be registered, said by every relay.
     problems: Vec<String>,
-    /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT), until the
-    /// signal thread takes them; `None` if they could not be registered.
-    signals: Mutex<Option<Signals>>,
-    /// SIGCHLD is among them: the signal thread then tells the relays when a child exits,
-    /// and no relay needs a thread of its own to wait for its child ([`Watch::reports_exits`]).
+    /// The signals the relays watch, registered once (with SIGWINCH and SIGCONT), and who
+    /// reads them.
+    signals: Mutex<Slot>,
+    /// SIGCHLD is among them: whoever reads them tells the relays when a child exits, and
+    /// no relay needs a thread of its own to wait for its child ([`Watch::reports_exits`]).
     children: bool,
     /// tj was started with SIGCHLD ignored. The kernel would then reap tj's children itself
     /// and their exit status would be lost, so tj acts on SIGCHLD again; the command gets
     /// it ignored back before its exec ([`sigchld_was_ignored`]), as it would without tj.
     sigchld_ignored: bool,
-    /// Why the signal thread could not be started, once [`Watch::listen`] tried.
-    thread: OnceLock<Option<String>>,
     /// The event channel of each running relay, by [`Watch::id`]: every signal goes to all.
     listeners: Mutex<Vec<(u64, Sender<Event>)>>,
     next_id: AtomicU64,
 }
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+/// The registered signals as they arrive: a flag each and a byte in a socket to wake the
+/// reader.
+type Delivery = SignalDelivery<UnixStream, SignalOnly>;
+
+/// Who reads the registered signals.
+enum Slot {
+    /// Nobody yet, or nobody since the last relay that read them ended.
+    Idle(Delivery),
+    /// A relay, on its own thread ([`Watch::start`] with `direct`), which passes each
+    /// signal on to the other relays as the signal thread would.
+    Held,
+    /// The signal thread, until the process exits.
+    Thread,
+    /// Nobody: they could not be registered (which every relay says).
+    Unregistered,
+}
 
 fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
@@ -104,7 +123,8 @@ fn registry() -> &'static Registry {
         if children {
             wanted.push(SIGCHLD);
         }
-        let signals = Signals::new(&wanted)
+        let signals = UnixStream::pair()
+            .and_then(|(read, write)| SignalDelivery::with_pipe(read, write, SignalOnly, &wanted))
             .map_err(|err| problems.push(format!("could not watch signals: {err}")))
             .ok();
         Registry {
@@ -113,8 +133,7 @@ fn registry() -> &'static Registry {
             problems,
             children: children && signals.is_some(),
             sigchld_ignored,
-            signals: Mutex::new(signals),
-            thread: OnceLock::new(),
+            signals: Mutex::new(signals.map_or(Slot::Unregistered, Slot::Idle)),
             listeners: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(0),
         }
@@ -188,73 +207,117 @@ pub(super) fn sigchld_was_ignored() -> bool {
 /// Delivers tj's signals to one relay's event loop while it lives. While any `Watch` lives,
 /// the forwarded signals do not kill tj; when the last one goes they act by default again.
 ///
-/// The signals are registered by the first relay of the process and stay registered; one
-/// thread, started by [`Watch::listen`] and left running until the process exits, sends
-/// each signal to every relay that watches. A relay that ends only leaves the list: it
-/// neither waits for that thread nor wakes it, which on every run would cost a round trip
-/// through the scheduler.
+/// The signals are registered by the first relay of the process and stay registered. A
+/// relay that waits for its output on its own thread can read them itself ([`Watch::fd`],
+/// [`Watch::take`]): then no thread is started, which on every run of `tj run --agent`
+/// would cost its creation, a wake-up and its end with the process (issue 13). Otherwise
+/// one thread, started by [`Watch::listen`] and left running until the process exits,
+/// sends each signal to every relay that watches. Relays that run at once in one process
+/// (tests) all get every signal: a relay that reads them passes each on to the others,
+/// and hands them to the signal thread when it ends before them.
 pub(super) struct Watch {
     id: u64,
+    /// The signals, while this relay reads them itself.
+    delivery: Option<Delivery>,
+    /// Someone reads the signals: this relay, another, or the signal thread.
+    delivered: bool,
 }
 
 impl Watch {
-    /// Starts delivering signals as [`Event::Signal`] on `tx`. A signal that comes from now
-    /// on is queued until [`Watch::listen`], then delivered; one that came earlier acted
-    /// by default.
-    pub(super) fn start(tx: Sender<Event>, warnings: &mut Vec<String>) -> Watch {
+    /// Starts delivering signals as [`Event::Signal`] on `tx`, or, with `direct` and when no
+    /// other relay or thread reads them, to this relay's own [`Watch::take`]. A signal that
+    /// comes from now on is queued until read; one that came earlier acted by default.
+    pub(super) fn start(tx: Sender<Event>, direct: bool, warnings: &mut Vec<String>) -> Watch {
         let registry = registry();
         warnings.extend(registry.problems.iter().cloned());
         let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut watch = Watch { id, delivery: None, delivered: false };
+        if direct {
+            let mut slot = registry.slot();
+            if matches!(*slot, Slot::Idle(_))
+                && let Slot::Idle(mut delivery) = std::mem::replace(&mut *slot, Slot::Held)
+            {
+                // Left from a relay that has ended: it received them, not this one.
+                delivery.pending().for_each(drop);
+                watch.delivery = Some(delivery);
+                watch.delivered = true;
+            }
+        }
         registry.listeners.lock().unwrap_or_else(PoisonError::into_inner).push((id, tx));
         let mut running = registry.running.lock().unwrap_or_else(PoisonError::into_inner);
         *running += 1;
         registry.idle.store(false, Ordering::SeqCst);
-        Watch { id }
+        watch
     }
 
-    /// Makes sure the signal thread runs: called once the child has started, so that
-    /// starting a thread does not delay it. Signals queued since [`Watch::start`] are
-    /// delivered then.
-    pub(super) fn listen(&self, warnings: &mut Vec<String>) {
+    /// Makes sure someone reads the signals, starting the signal thread if nobody does:
+    /// called once the child has started, so that starting a thread does not delay it.
+    /// Signals queued since [`Watch::start`] are delivered then.
+    pub(super) fn listen(&mut self, warnings: &mut Vec<String>) {
         let registry = registry();
-        let failed = registry.thread.get_or_init(|| {
-            // None: they could not be registered, which `start` has said.
-            let mut signals =
-                registry.signals.lock().unwrap_or_else(PoisonError::into_inner).take()?;
-            thread::Builder::new()
-                .name("tj-signals".into())
-                .spawn(move || {
-                    block_stop_signal();
-                    for sig in signals.forever() {
-                        let listeners =
-                            registry.listeners.lock().unwrap_or_else(PoisonError::into_inner);
-                        for (_, tx) in listeners.iter() {
-                            let _ = tx.send(Event::Signal(sig));
-                        }
-                    }
-                })
-                .err()
-                .map(|err| format!("could not watch signals: {err}"))
-        });
-        warnings.extend(failed.iter().cloned());
+        let mut slot = registry.slot();
+        if let Some(delivery) = self.delivery.take() {
+            *slot = Slot::Idle(delivery);
+        }
+        match std::mem::replace(&mut *slot, Slot::Thread) {
+            Slot::Idle(delivery) => match start_thread(delivery) {
+                Ok(()) => self.delivered = true,
+                Err((delivery, err)) => {
+                    *slot = Slot::Idle(delivery);
+                    warnings.push(format!("could not watch signals: {err}"));
+                }
+            },
+            Slot::Held => {
+                *slot = Slot::Held;
+                self.delivered = true;
+            }
+            Slot::Thread => self.delivered = true,
+            // They could not be registered, which `start` has said.
+            Slot::Unregistered => *slot = Slot::Unregistered,
+        }
+    }
+
+    /// What to poll for reading to learn that signals came, while this relay reads them
+    /// itself.
+    pub(super) fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.delivery.as_ref().map(|delivery| delivery.get_read().as_fd())
+    }
+
+    /// The signals that came since the last call, while this relay reads them itself
+    /// (none otherwise), each also passed on to every other relay that watches.
+    pub(super) fn take(&mut self) -> Vec<c_int> {
+        let Some(delivery) = self.delivery.as_mut() else { return Vec::new() };
+        let signals: Vec<c_int> = delivery.pending().collect();
+        if !signals.is_empty() {
+            let listeners = registry().listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            for (_, tx) in listeners.iter().filter(|(id, _)| *id != self.id) {
+                for &sig in &signals {
+                    let _ = tx.send(Event::Signal(sig));
+                }
+            }
+        }
+        signals
     }
 
     /// The first forwarded signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that came since
     /// [`Watch::start`] and waits in the queue, taken from it: for a run whose command never
     /// started, so that a signal sent to tj meanwhile is not lost. None once the signal
     /// thread runs (it has delivered them).
-    pub(super) fn received(&self) -> Option<c_int> {
-        let registry = registry();
-        let mut signals = registry.signals.lock().unwrap_or_else(PoisonError::into_inner);
-        signals.as_mut()?.pending().find(|sig| FORWARDED.contains(sig))
+    pub(super) fn received(&mut self) -> Option<c_int> {
+        if let Some(delivery) = self.delivery.as_mut() {
+            return delivery.pending().find(|sig| FORWARDED.contains(sig));
+        }
+        match &mut *registry().slot() {
+            Slot::Idle(delivery) => delivery.pending().find(|sig| FORWARDED.contains(sig)),
+            _ => None,
+        }
     }
 
-    /// Whether the signal thread runs and reports children's exits (SIGCHLD), so that the
-    /// relay learns of its child's exit from [`supervise`] with no thread waiting for it.
-    /// Meaningful once [`Watch::listen`] has been called.
+    /// Whether someone reads the signals and they report children's exits (SIGCHLD), so
+    /// that the relay learns of its child's exit from its event loop with no thread waiting
+    /// for it. Meaningful once [`Watch::listen`] has been called, or with `direct`.
     pub(super) fn reports_exits(&self) -> bool {
-        let registry = registry();
-        registry.children && registry.thread.get().is_some_and(Option::is_none)
+        registry().children && self.delivered
     }
 }
 
@@ -269,12 +332,72 @@ impl Drop for Watch {
                 registry.idle.store(true, Ordering::SeqCst);
             }
         }
-        // A signal the thread delivers from now on finds no channel of this relay.
-        registry
-            .listeners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(id, _)| *id != self.id);
+        // A signal delivered from now on finds no channel of this relay.
+        let mut listeners = registry.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+        listeners.retain(|(id, _)| *id != self.id);
+        if let Some(delivery) = self.delivery.take() {
+            // Under the listeners' lock: a relay that starts meanwhile either is among them
+            // (and the thread serves it) or finds the signals idle (and reads them or starts
+            // the thread itself).
+            let mut slot = registry.slot();
+            *slot = if listeners.is_empty() {
+                Slot::Idle(delivery)
+            } else {
+                match start_thread(delivery) {
+                    Ok(()) => Slot::Thread,
+                    // The other relays would learn of no signal, nor of their children's
+                    // exits; that takes a process that cannot start a thread, and several
+                    // relays in it (only tests run several).
+                    Err((delivery, _)) => Slot::Idle(delivery),
+                }
+            };
+        }
+    }
+}
+
+impl Registry {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        self.signals.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Starts the signal thread, which sends each signal to every relay that watches, until the
+/// process exits; hands `delivery` back if it cannot.
+fn start_thread(delivery: Delivery) -> Result<(), (Delivery, std::io::Error)> {
+    // Through a slot of its own, so that it can be taken back if no thread starts.
+    let shared = Arc::new(Mutex::new(Some(delivery)));
+    let theirs = Arc::clone(&shared);
+    let started = thread::Builder::new().name("tj-signals".into()).spawn(move || {
+        block_stop_signal();
+        let Some(mut delivery) = theirs.lock().unwrap_or_else(PoisonError::into_inner).take()
+        else {
+            return;
+        };
+        let registry = registry();
+        loop {
+            // A byte comes with every signal; the flags say which.
+            let mut read = delivery.get_read();
+            match read.read(&mut [0u8]) {
+                Ok(1..) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                // Closed, or broken: nothing more will come.
+                Ok(0) | Err(_) => return,
+            }
+            let signals: Vec<c_int> = delivery.pending().collect();
+            let listeners = registry.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            for (_, tx) in listeners.iter() {
+                for &sig in &signals {
+                    let _ = tx.send(Event::Signal(sig));
+                }
+            }
+        }
+    });
+    match started {
+        Ok(_detached) => Ok(()),
+        Err(err) => {
+            let delivery = shared.lock().unwrap_or_else(PoisonError::into_inner).take();
+            Err((delivery.expect("the thread never started"), err))
+        }
     }
 }
 
@@ -290,7 +413,7 @@ pub(super) fn start_waiter(child: &Arc<Mutex<Child>>, tx: Sender<Event>) -> std:
 
 /// Whether `waitid(WNOWAIT)` exists here: a child's exit can be seen without reaping it, so
 /// that `Child::wait` still gets its status.
-const WAITS_WITHOUT_REAPING: bool =
+pub(super) const WAITS_WITHOUT_REAPING: bool =
     cfg!(any(target_os = "linux", target_os = "android", target_os = "freebsd"));
 
 /// Whether `child` has exited (or there is nothing to wait for), without reaping it:
@@ -350,8 +473,26 @@ pub(super) struct Supervised {
     pub(super) ended_by: Option<c_int>,
 }
 
-/// The relay's event loop, run on the calling thread until the child has exited and the
-/// pump is done. `pid` is the command's process group, where signals go.
+/// The relay's event loop on the events of `rx`, run on the calling thread until the child
+/// has exited and the pump (on a thread of its own) is done: see [`Supervisor`].
+pub(super) fn supervise(mut supervisor: Supervisor<'_>, rx: &Receiver<Event>) -> Supervised {
+    while !supervisor.finished() {
+        let received = match supervisor.timeout() {
+            Some(timeout) => rx.recv_timeout(timeout),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match received {
+            Ok(event) => supervisor.on(event),
+            Err(RecvTimeoutError::Timeout) => supervisor.on_time(),
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    supervisor.finish()
+}
+
+/// The relay's event loop, as a state that whoever waits for the events drives: [`supervise`]
+/// on the channel, or the relay's thread waiting for the output and the signals itself.
+/// `pid` is the command's process group, where signals go.
 ///
 /// The child's exit comes as [`Event::Exited`] from a thread waiting for it, or, with
 /// `child` (the process tj spawned), as a SIGCHLD after which `child` has exited
@@ -363,90 +504,137 @@ pub(super) struct Supervised {
 /// When the pump reports a silence and `watchdog` judges the child blocked on input, the
 /// child's process group gets SIGTERM and, after `grace`, SIGKILL: what a SIGTERM sent to
 /// tj would do (DESIGN.md "Signals").
-pub(super) fn supervise(
-    rx: &Receiver<Event>,
+pub(super) struct Supervisor<'a> {
     pid: Pid,
     grace: Duration,
-    term: &mut Terminal,
-    mut exited: Option<std::io::PipeWriter>,
-    watchdog: Option<&Watchdog>,
+    term: &'a mut Terminal,
+    exited: Option<std::io::PipeWriter>,
+    watchdog: Option<&'a Watchdog>,
     child: Option<Pid>,
-) -> Supervised {
-    let mut done = Supervised { exited_at: None, pump: None, blocked: None, ended_by: None };
-    let mut kill_at: Option<Instant> = None;
-    // The first signal tj received and forwarded (or SIGTERM from the watchdog).
-    let mut asked: Option<c_int> = None;
-    while done.exited_at.is_none() || done.pump.is_none() {
-        let timeout = [
-            kill_at.map(|at| at.saturating_duration_since(Instant::now())),
-            term.awaits_foreground().then_some(FOREGROUND_CHECK),
+    done: Supervised,
+    /// When the command's process group gets SIGKILL, if it has not exited by then.
+    kill_at: Option<Instant>,
+    /// The first signal tj received and forwarded (or SIGTERM from the watchdog).
+    asked: Option<c_int>,
+}
+
+impl<'a> Supervisor<'a> {
+    /// See [`Supervisor`] for the arguments.
+    pub(super) fn new(
+        pid: Pid,
+        grace: Duration,
+        term: &'a mut Terminal,
+        exited: Option<std::io::PipeWriter>,
+        watchdog: Option<&'a Watchdog>,
+        child: Option<Pid>,
+    ) -> Supervisor<'a> {
+        Supervisor {
+            pid,
+            grace,
+            term,
+            exited,
+            watchdog,
+            child,
+            done: Supervised { exited_at: None, pump: None, blocked: None, ended_by: None },
+            kill_at: None,
+            asked: None,
+        }
+    }
+
+    /// The child has exited and the pump has reported.
+    pub(super) fn finished(&self) -> bool {
+        self.done.exited_at.is_some() && self.done.pump.is_some()
+    }
+
+    /// How long the next wait for an event may last before [`Supervisor::on_time`] is
+    /// due; `None` for ever.
+    pub(super) fn timeout(&self) -> Option<Duration> {
+        [
+            self.kill_at.map(|at| at.saturating_duration_since(Instant::now())),
+            self.term.awaits_foreground().then_some(FOREGROUND_CHECK),
         ]
         .into_iter()
         .flatten()
-        .min();
-        let received = match timeout {
-            Some(timeout) => rx.recv_timeout(timeout),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        let event = match received {
-            Ok(event) => event,
-            Err(RecvTimeoutError::Timeout) => {
-                if kill_at.is_some_and(|at| at <= Instant::now()) {
-                    kill_at = None;
-                    if done.exited_at.is_none() {
-                        let _ = nix_signal::killpg(pid, Signal::SIGKILL);
-                        done.ended_by = asked;
-                    }
-                }
-                if term.awaits_foreground() && done.exited_at.is_none() {
-                    term.resume();
-                }
-                continue;
+        .min()
+    }
+
+    /// The wait of [`Supervisor::timeout`] ran out: the SIGKILL after the grace, if due,
+    /// and a look whether tj is in the foreground again.
+    pub(super) fn on_time(&mut self) {
+        if self.kill_at.is_some_and(|at| at <= Instant::now()) {
+            self.kill_at = None;
+            if self.done.exited_at.is_none() {
+                let _ = nix_signal::killpg(self.pid, Signal::SIGKILL);
+                self.done.ended_by = self.asked;
             }
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
+        }
+        if self.term.awaits_foreground() && self.done.exited_at.is_none() {
+            self.term.resume();
+        }
+    }
+
+    /// Reacts to `event`.
+    pub(super) fn on(&mut self, event: Event) {
         match event {
-            Event::Exited => {
-                done.exited_at = Some(Instant::now());
-                exited = None;
-                StopTogether::forget_job();
-            }
-            Event::PumpDone(report) => done.pump = Some(report),
+            Event::Exited => self.exited(),
+            Event::PumpDone(report) => self.done.pump = Some(report),
             Event::Idle(quiet) => {
-                if done.exited_at.is_none()
-                    && done.blocked.is_none()
-                    && let Some(blocked) = watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
+                if self.done.exited_at.is_none()
+                    && self.done.blocked.is_none()
+                    && let Some(blocked) =
+                        self.watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
                 {
-                    forward(pid, SIGTERM);
-                    asked.get_or_insert(SIGTERM);
-                    kill_at.get_or_insert_with(|| Instant::now() + grace);
-                    done.blocked = Some(blocked);
+                    forward(self.pid, SIGTERM);
+                    self.asked.get_or_insert(SIGTERM);
+                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+                    self.done.blocked = Some(blocked);
                 }
             }
-            Event::Suspend if done.exited_at.is_none() && term.is_raw() => {
-                suspend_with_child(pid, term);
+            Event::Suspend if self.done.exited_at.is_none() && self.term.is_raw() => {
+                suspend_with_child(self.pid, self.term);
             }
             Event::Suspend => {}
             Event::Signal(SIGCHLD) => {
-                if done.exited_at.is_none() && child.is_some_and(|child| has_exited(child, false)) {
-                    done.exited_at = Some(Instant::now());
-                    exited = None;
-                    StopTogether::forget_job();
+                if self.done.exited_at.is_none()
+                    && self.child.is_some_and(|child| has_exited(child, false))
+                {
+                    self.exited();
                 }
             }
-            Event::Signal(SIGWINCH) => term.resize(),
-            Event::Signal(SIGCONT) => term.resume(),
+            Event::Signal(SIGWINCH) => self.term.resize(),
+            Event::Signal(SIGCONT) => self.term.resume(),
             Event::Signal(sig) => {
-                if done.exited_at.is_none() {
-                    forward(pid, sig);
-                    asked.get_or_insert(sig);
-                    kill_at.get_or_insert_with(|| Instant::now() + grace);
+                if self.done.exited_at.is_none() {
+                    forward(self.pid, sig);
+                    self.asked.get_or_insert(sig);
+                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
                 }
             }
         }
     }
-    drop(exited);
-    done
+
+    /// Waits for the child's exit here, when nothing else can be waited with (`poll` failed):
+    /// no signal is forwarded meanwhile.
+    pub(super) fn wait_for_exit(&mut self) {
+        if let Some(child) = self.child {
+            has_exited(child, true);
+        }
+        self.exited();
+    }
+
+    /// The child has exited: the exit pipe hangs up (the pump drains, the stdin thread
+    /// stops), and what is left in its process group is not tj's to stop.
+    fn exited(&mut self) {
+        self.done.exited_at = Some(Instant::now());
+        self.exited = None;
+        StopTogether::forget_job();
+    }
+
+    /// What the loop learned; the exit pipe hangs up if it has not.
+    pub(super) fn finish(self) -> Supervised {
+        drop(self.exited);
+        self.done
+    }
 }
 
 /// Sends `sig` to the child's process group; SIGTERM and SIGHUP are followed by SIGCONT
@@ -669,15 +857,21 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn every_watching_relay_gets_each_signal_from_one_thread() {
+        // Alone: a relay of another test could be reading the signals on its own thread.
+        if !crate::testing::alone_in_a_process(
+            "run::signals::tests::every_watching_relay_gets_each_signal_from_one_thread",
+        ) {
+            return;
+        }
         let mut warnings = Vec::new();
         let (tx_a, rx_a) = mpsc::channel();
         let (tx_b, rx_b) = mpsc::channel();
-        let a = Watch::start(tx_a, &mut warnings);
+        let mut a = Watch::start(tx_a, false, &mut warnings);
         // Queued until the thread runs, then delivered.
         nix_signal::raise(Signal::SIGWINCH).unwrap();
         a.listen(&mut warnings);
         assert!(gets(&rx_a, SIGWINCH), "a signal raised before `listen` was lost");
-        let b = Watch::start(tx_b, &mut warnings);
+        let mut b = Watch::start(tx_b, false, &mut warnings);
         b.listen(&mut warnings);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(signal_threads(), 1, "one signal thread for the process");
@@ -690,6 +884,58 @@ mod tests {
         assert!(matches!(rx_a.try_recv(), Err(mpsc::TryRecvError::Disconnected)));
         drop(b);
         assert_eq!(signal_threads(), 1, "the thread stays for the next relay");
+    }
+
+    /// Waits up to 5 s for `watch`, which reads the signals itself, to have `sig`.
+    fn takes(watch: &mut Watch, sig: c_int) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            let mut fds = [PollFd::new(watch.fd().unwrap(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(100u16));
+            if watch.take().contains(&sig) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A relay that reads the signals itself passes each on to the others that watch, and,
+    /// ending before them, hands them to the signal thread; the next relay then cannot read
+    /// them itself. In a process of its own: the signals must not have been read before.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_relay_reading_the_signals_shares_them_and_hands_them_over() {
+        if !crate::testing::alone_in_a_process(
+            "run::signals::tests::a_relay_reading_the_signals_shares_them_and_hands_them_over",
+        ) {
+            return;
+        }
+        let mut warnings = Vec::new();
+        let (tx_a, _rx_a) = mpsc::channel();
+        let (tx_b, rx_b) = mpsc::channel();
+        let mut a = Watch::start(tx_a, true, &mut warnings);
+        assert!(a.fd().is_some() && a.reports_exits(), "the first relay reads them itself");
+        let mut b = Watch::start(tx_b, true, &mut warnings);
+        assert!(b.fd().is_none(), "two relays read them");
+        b.listen(&mut warnings);
+        assert!(b.reports_exits() && warnings.is_empty(), "{warnings:?}");
+        assert_eq!(signal_threads(), 0, "a thread started while a relay reads them");
+
+        nix_signal::raise(Signal::SIGWINCH).unwrap();
+        assert!(takes(&mut a, SIGWINCH), "the reader did not get it");
+        assert!(gets(&rx_b, SIGWINCH), "the reader did not pass it on");
+
+        drop(a);
+        nix_signal::raise(Signal::SIGWINCH).unwrap();
+        assert!(gets(&rx_b, SIGWINCH), "lost in the hand-over");
+        // Once it has delivered one: a thread names itself when it starts.
+        assert_eq!(signal_threads(), 1, "not handed to the signal thread");
+        drop(b);
+
+        let (tx_c, _rx_c) = mpsc::channel();
+        let c = Watch::start(tx_c, true, &mut warnings);
+        assert!(c.fd().is_none(), "read by a relay and the signal thread at once");
     }
 
     #[test]

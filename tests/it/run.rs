@@ -57,6 +57,23 @@ fn agent_mode_prints_only_the_rendition_and_keeps_the_exit_code() {
     assert!(cargo.ends_with("cargo"));
 }
 
+/// Agent mode, every command an agent runs, starts no thread: tj reads the output and its
+/// signals on its one thread (issue 13). The command counts the threads of tj, its nearest
+/// ancestor of that name; its output still comes back whole, with its exit code.
+#[cfg(target_os = "linux")]
+#[test]
+fn agent_mode_runs_the_command_from_one_thread() {
+    let env = TestEnv::new();
+    let count = r#"p=$PPID; while [ "$(cat /proc/$p/comm)" != tj ]; do
+                       p=$(sed 's/.*) . \([0-9]*\).*/\1/' /proc/$p/stat); done
+                   echo "tj threads: $(ls /proc/$p/task | wc -l)"; exit 3"#;
+    for mode in ["--agent", "--no-pty"] {
+        let out = env.run(&["run", mode, "--", "sh", "-c", count], b"");
+        assert_eq!(out.status.code(), Some(3), "{mode}: {}", stderr(&out));
+        assert!(stdout(&out).contains("tj threads: 1"), "{mode}: {}", stdout(&out));
+    }
+}
+
 #[test]
 fn exit_codes_map_through() {
     let env = TestEnv::new();
