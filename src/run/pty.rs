@@ -871,17 +871,22 @@ impl Flow {
     /// the exit pipe hung up. Neither, or a wait cut short by something else, is harmless:
     /// what is due is judged by the clock. Breaks when the pump is done.
     pub(super) fn step(&mut self, readable: bool, exited: bool) -> ControlFlow<()> {
-        let now = Instant::now();
         if exited && self.deadline.is_none() {
+            let now = Instant::now();
             self.deadline = Some(now + self.pump.drain_total);
             self.quiet_until = Some(now + self.pump.drain_idle);
         }
-        if let Some(deadline) = self.deadline
-            && (now >= deadline || (!readable && self.quiet_until.is_some_and(|q| now >= q)))
-        {
-            // In the drain: a descendant holds the output open.
-            self.report.held_open = true;
-            return ControlFlow::Break(());
+        // The clock only in the drain: while the child runs, a read costs no more than it.
+        if let Some(deadline) = self.deadline {
+            let now = Instant::now();
+            if now >= deadline || (!readable && self.quiet_until.is_some_and(|q| now >= q)) {
+                // A descendant holds the output open.
+                self.report.held_open = true;
+                return ControlFlow::Break(());
+            }
+            if readable {
+                self.quiet_until = Some(now + self.pump.drain_idle);
+            }
         }
         if !readable {
             // While the child runs, only the idle watch sets a timeout.
@@ -891,9 +896,6 @@ impl Flow {
                 idle.check();
             }
             return ControlFlow::Continue(());
-        }
-        if self.deadline.is_some() {
-            self.quiet_until = Some(now + self.pump.drain_idle);
         }
         match unistd::read(&self.pump.source, &mut self.buf) {
             // EIO: every descriptor of the slave side is closed.
