@@ -90,12 +90,16 @@ pub(crate) fn is_fatal(sig: i32) -> bool {
 /// calls it too, in a child of a process with threads, where nothing else is safe (the one
 /// it starts in tj's memory has its own, `run::exec::die_like`: there the threads libc
 /// knows of, which `raise` and musl's `setrlimit` may signal, are tj's).
+///
+/// Real-time signals (32 to 64) too, which a command dies of when sent one it does not
+/// handle: the disposition and the mask are set by the kernel's own calls, which libc
+/// refuses for the few it reserves for its threads (32 to 34), and the signal is sent to
+/// this thread, which has unblocked it.
 #[allow(unsafe_code)]
 pub(crate) fn die_of(sig: i32) {
-    if !is_fatal(sig) {
+    if !is_fatal(sig) || !(1..=64).contains(&sig) {
         return;
     }
-    let Ok(signal) = nix::sys::signal::Signal::try_from(sig) else { return };
     let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: setrlimit reads one `rlimit` through the pointer, which points at one.
     unsafe {
@@ -108,14 +112,56 @@ pub(crate) fn die_of(sig: i32) {
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
-    // SAFETY: SIG_DFL installs no handler of ours, so no code runs in signal context; tj is
-    // about to end, and nothing relies on the handler being replaced (signal-hook's, for the
-    // signals tj forwarded while the child ran, or std's SIG_IGN for SIGPIPE).
-    let _ = unsafe { nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl) };
-    let mut set = nix::sys::signal::SigSet::empty();
-    set.add(signal);
-    let _ = set.thread_unblock();
-    let _ = nix::sys::signal::raise(signal);
+    default_unblocked(sig);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: tgkill sends a signal to this thread of this process; no memory is passed.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig);
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    // SAFETY: raise sends a signal to this thread; no memory is passed.
+    unsafe {
+        libc::raise(sig);
+    }
+}
+
+/// Puts `sig` (1 to 64) at its default action and unblocks it on this thread (on Linux
+/// through the kernel's calls, not libc's, which refuse the signals libc reserves). No code of
+/// tj's runs in signal context afterwards: SIG_DFL installs no handler, and tj is about to
+/// end, so nothing relies on the handler it replaces (signal-hook's, for the signals tj
+/// forwarded while the child ran, or std's SIG_IGN for SIGPIPE).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+pub(crate) fn default_unblocked(sig: i32) {
+    // The kernel's `struct sigaction` (handler, flags, restorer where the architecture has
+    // one, mask), all zero: SIG_DFL, no flags, an empty mask, in every layout.
+    let action = [0u64; 4];
+    let set: u64 = 1 << (sig - 1);
+    // SAFETY: rt_sigaction reads one action (at most 32 bytes, a SIG_DFL handler needs no
+    // restorer) and rt_sigprocmask one 8-byte set, both locals; neither writes back (null).
+    unsafe {
+        libc::syscall(libc::SYS_rt_sigaction, sig, action.as_ptr(), std::ptr::null::<u8>(), 8);
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_UNBLOCK,
+            &raw const set,
+            std::ptr::null::<u8>(),
+            8,
+        );
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[allow(unsafe_code)]
+pub(crate) fn default_unblocked(sig: i32) {
+    // SAFETY: as on Linux, through libc: SIG_DFL installs no handler; `set` is a local.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 impl From<Status> for ExitCode {

@@ -910,14 +910,11 @@ fn die_like(sig: c_int) {
     if !crate::exit::is_fatal(sig) {
         return;
     }
-    // SAFETY: system calls on this process: one disposition (the default, no handler), its
-    // signal mask, and a signal to itself; `set` is a local.
+    // Through the kernel's own calls: libc refuses the signals it reserves (glibc installs
+    // a handler for one of them in a process with threads, which the leader inherits).
+    crate::exit::default_unblocked(sig);
+    // SAFETY: sends a signal to this process; no memory is passed.
     unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::kill(libc::getpid(), sig);
     }
 }

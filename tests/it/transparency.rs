@@ -121,6 +121,50 @@ fn child_dying_of_sigkill_makes_tj_die_of_sigkill_in_every_mode() {
     }
 }
 
+/// A command that dies of a real-time signal (32 to 64: `kill -36`, a SIGRTMIN it does not
+/// handle) makes tj die of it too, as of any other; tj exited 128 + N instead, and for those
+/// libc reserves (32 to 34) the session leader could not die of it either. Both tj and the
+/// command alone start with those signals at their default action (a test runner may leave
+/// some ignored, which tj would pass on as it is).
+#[cfg(target_os = "linux")]
+#[test]
+fn child_dying_of_a_real_time_signal_makes_tj_die_of_it_in_every_mode() {
+    let env = TestEnv::new();
+    for sig in [32, 33, 34, 35, 36, 64] {
+        let script = format!("kill -{sig} $$");
+        let mut alone = Command::new("sh");
+        alone.args(["-c", &script]);
+        let out = env.run_cmd(with_default_real_time_signals(alone), b"");
+        assert_eq!(out.status.signal(), Some(sig), "{sig} without tj: {:?}", out.status);
+        for args in [&["run", "--agent"][..], &["run", "--no-pty"], &["run", "--live"]] {
+            let cmd = tj(&env, &[args, &["--", "sh", "-c", &script]].concat());
+            let out = env.run_cmd(with_default_real_time_signals(cmd), b"");
+            assert_eq!(out.status.signal(), Some(sig), "{sig} {args:?}: {}", stderr(&out));
+        }
+    }
+}
+
+/// `cmd` started with the real-time signals (32 to 64) at their default action, set with
+/// the kernel's call (libc refuses those it reserves).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn with_default_real_time_signals(mut cmd: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec, rt_sigaction only sets dispositions of the child, from
+    // a local action in the kernel's layout (handler, flags, restorer, mask: all zero is
+    // SIG_DFL with no flags).
+    unsafe {
+        cmd.pre_exec(|| {
+            let action = [0u64; 4];
+            for sig in 32..=64 {
+                libc::syscall(libc::SYS_rt_sigaction, sig, action.as_ptr(), 0usize, 8usize);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 /// `cmd` started with SIGCHLD ignored, as a parent that ignores it leaves its children.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
