@@ -411,6 +411,7 @@ fn relay(
     meanwhile: impl FnOnce(),
 ) -> Result<Ran, NotRun> {
     let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+    let storable = spill_dir.is_some();
     let mut capture = Capture::new(spill_dir, Limits::default());
     if is_watched(args, mode) {
         // Its id names no rendition and dedupes nothing: no content hash is needed for it.
@@ -439,6 +440,9 @@ fn relay(
     );
     io.stderr = relay::stderr_apart(mode == Mode::Agent);
     io.prepare = Some(Box::new(detect_cpu_features));
+    // Where nothing can be stored, the capture streams the output to stdout once it is
+    // past what memory holds, and that write waits on the reader.
+    io.capture_may_stall = !storable && mode == Mode::Agent;
     let outcome = relay::run_meanwhile(spec, io, meanwhile);
     match (&outcome.exit, outcome.ended_by) {
         // Signalled while setting up: ends as the command would have, never started.

@@ -184,12 +184,24 @@ pub struct RelayIo {
     /// ([`run_meanwhile`]). Either way it is off the command's path unless the command
     /// writes at once. It must not print.
     pub prepare: Option<Box<dyn FnOnce() + Send>>,
+    /// The capture may wait on a reader (`tj run --agent` streams the output to stdout when
+    /// nothing can be stored). The output is then read on a thread of its own, as when it
+    /// is watched live, so that a reader that stalls does not hold up the forwarding of
+    /// signals (see `Pumping`).
+    pub capture_may_stall: bool,
 }
 
 impl RelayIo {
     /// Endpoints with tj's own stdin, and the child's stderr with its stdout.
     pub fn new(live: Option<Box<dyn Write + Send>>, capture: CaptureFn) -> RelayIo {
-        RelayIo { live, capture, stdin: None, stderr: None, prepare: None }
+        RelayIo {
+            live,
+            capture,
+            stdin: None,
+            stderr: None,
+            prepare: None,
+            capture_may_stall: false,
+        }
     }
 }
 
@@ -401,7 +413,7 @@ pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outc
 /// ([`exec::spawn`]), who reports its exit ([`watch_exit`]); then the event loop until it has
 /// ended and its output is drained.
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outcome {
-    let RelayIo { live, capture, stdin, stderr, prepare } = io;
+    let RelayIo { live, capture, stdin, stderr, prepare, capture_may_stall } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
@@ -416,7 +428,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
     let stdin_tty = nix::unistd::isatty(stdin_fd).unwrap_or(false);
     // First, so that tj no longer dies of the forwarded signals. Dropped last (locals drop
     // in reverse order): the terminal is restored before those signals act by default again.
-    let here = Pumping::may_be_here(live.is_none(), spec, stdin_tty);
+    let here = Pumping::may_be_here(live.is_none() && !capture_may_stall, spec, stdin_tty);
     let mut watch = signals::Watch::start(tx.clone(), here, &mut warnings);
 
     let Plumbing { mut term, source, output, master, cols, keys, exited_rx, exited_tx } =
@@ -505,8 +517,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
 ///
 /// The relay's thread reads it when nothing can keep that thread from the signals for long
 /// and nothing but the signals and the output needs waiting for: nobody watches the output
-/// live (a terminal or a pipe that stalls would hold up the write, and with it the
-/// forwarding of a Ctrl-C), no keystrokes are forwarded, this relay reads the signals
+/// live and the capture writes nowhere that can stall ([`RelayIo::capture_may_stall`]: a
+/// terminal or a pipe that stalls would hold up the write, and with it the forwarding of a
+/// Ctrl-C), no keystrokes are forwarded, this relay reads the signals
 /// itself ([`signals::Watch::fd`]), and they tell it of its child's exit. That is a run of
 /// `tj run --agent`, every command an agent runs: it then starts no thread at all, which
 /// saves about 0.3 ms a run on the machine of issue 13 (a thread's creation, its wake-ups
@@ -998,6 +1011,7 @@ mod tests {
             stdin: Some(std::fs::File::open("/dev/null").unwrap().into()),
             stderr: None,
             prepare: None,
+            capture_may_stall: false,
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();

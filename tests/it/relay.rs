@@ -114,6 +114,7 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         stdin: Some(stdin.unwrap_or_else(dev_null)),
         stderr: None,
         prepare: None,
+        capture_may_stall: false,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -523,6 +524,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
         stdin: Some(slave.into()),
         stderr: None,
         prepare: None,
+        capture_may_stall: false,
     };
     let (tx, rx) = mpsc::channel();
     let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
@@ -551,6 +553,7 @@ fn failing_capture_does_not_stop_the_live_stream() {
         stdin: Some(dev_null()),
         stderr: None,
         prepare: None,
+        capture_may_stall: false,
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
@@ -692,6 +695,7 @@ fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
         stdin: Some(slave.into()),
         stderr: None,
         prepare: None,
+        capture_may_stall: false,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -744,6 +748,7 @@ fn stderr_apart_goes_to_its_descriptor_unchanged_and_is_not_captured() {
             stdin: Some(dev_null()),
             stderr: Some(file.into()),
             prepare: None,
+            capture_may_stall: false,
         };
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {

@@ -308,6 +308,55 @@ fn child_ignoring_sigterm_is_killed_after_the_grace_and_tj_dies_of_sigterm() {
     assert!(!is_alive(sleeper));
 }
 
+/// With nowhere to store the output, agent mode streams it to stdout past what memory
+/// holds; when nobody reads that stdout, the write waits, and a SIGTERM sent to tj must still
+/// reach the command (the output is then read on a thread apart from the signals').
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_reaches_the_command_while_tj_waits_on_a_stalled_stdout() {
+    let env = TestEnv::new();
+    let unusable = env.root.join("a-file");
+    std::fs::File::create(&unusable).unwrap();
+    let script = "echo $$ >pid.tmp && mv pid.tmp pid; yes | head -c 20000000; exec sleep 100";
+    let mut cmd = tj(&env, &["run", "--agent", "--", "sh", "-c", script]);
+    // The data directory cannot be made (its parent is a file), and stdout is a pipe
+    // nobody reads until the end.
+    cmd.env("TJ_DATA_DIR", unusable.join("data"));
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = spawn_retrying(&mut cmd);
+    let pid = wait_pid_file(&env.work().join("pid"), "sh");
+    let _command = KillOnDrop(pid);
+    // Until one of tj's threads waits in its write to the pipe nobody reads.
+    let tj_pid = child.id();
+    let deadline = Instant::now() + DEADLINE;
+    while !waits_in_pipe_write(tj_pid) {
+        assert!(Instant::now() < deadline, "tj never waited on its stdout");
+        thread::sleep(Duration::from_millis(20));
+    }
+    signal(i32::try_from(child.id()).unwrap(), nix::sys::signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while is_alive(pid) {
+        assert!(Instant::now() < deadline, "the command outlived tj's SIGTERM while tj waited");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Reading the pipe lets tj finish; it dies of the signal it forwarded.
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let status = wait_deadline(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+}
+
+/// Whether a thread of process `pid` sleeps in a write to a pipe (its `wchan`).
+#[cfg(target_os = "linux")]
+fn waits_in_pipe_write(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks.filter_map(Result::ok).any(|task| {
+            std::fs::read_to_string(task.path().join("wchan"))
+                .is_ok_and(|wchan| wchan.contains("pipe_write"))
+        })
+    })
+}
+
 /// Returns true if and only if process `pid` is stopped by a signal.
 fn is_stopped(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
