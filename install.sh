@@ -222,6 +222,15 @@ build_static_for() {
     return 1
 }
 
+# Copies file $1 to $2 in writes of 8 MiB (dd) rather than as cp copies: where the filesystem
+# caches files in large folios (ext4 since Linux 6.16, XFS), the copy's page cache is then
+# made of 2 MiB folios, which the kernel maps into each run of tj with one page-table entry
+# per 2 MiB of code (its segments are aligned for that, see build.rs); a copy cached in small
+# pieces costs a page fault per 64 KiB of code that a run touches. cp where dd fails.
+copy_binary() {
+    dd if="$1" of="$2" bs=8388608 2>/dev/null || cp -- "$1" "$2"
+}
+
 # Copies the binary in atomically: a temporary file in the prefix, then a rename, so that a
 # running tj (or a shell about to start one) never sees half a file.
 install_binary() {
@@ -239,7 +248,7 @@ install_binary() {
     fi
     tmp=$(mktemp "$prefix/.tj.XXXXXX" 2>/dev/null) ||
         die "the prefix $prefix is not writable; choose another with --prefix DIR"
-    cp -- "$src" "$tmp" || die "cannot copy $src to $prefix"
+    copy_binary "$src" "$tmp" || die "cannot copy $src to $prefix"
     chmod 755 -- "$tmp" || die "cannot make $tmp executable"
     mv -f -- "$tmp" "$dest" || die "cannot move the new binary into place at $dest"
     tmp=

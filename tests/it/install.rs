@@ -175,6 +175,19 @@ fn a_changed_binary_is_replaced() {
     assert!(is_private(&dest, 0o755));
 }
 
+/// The binary is copied by `dd` in large writes (for its page cache, see `copy_binary`), and
+/// by `cp` where there is no `dd`: the same bytes either way.
+#[test]
+fn without_dd_the_binary_is_copied_all_the_same() {
+    let inst = Installer::new();
+    let path = path_without(&inst.env, "dd");
+    let out = inst.env.run_cmd(inst.sh_with_path(&["--no-build"], path), b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dest = inst.prefix().join("tj");
+    assert_eq!(fs::read(&dest).unwrap(), fs::read(inst.built()).unwrap());
+    assert!(is_private(&dest, 0o755), "mode of {}", dest.display());
+}
+
 #[test]
 fn write_rc_twice_leaves_one_block_and_the_same_bytes() {
     let inst = Installer::new();

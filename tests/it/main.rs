@@ -11,6 +11,8 @@ mod harness;
 mod hook;
 mod hostile_repo;
 mod hosts;
+#[cfg(target_os = "linux")]
+mod image;
 mod init;
 mod install;
 mod mode;
