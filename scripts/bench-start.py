@@ -19,7 +19,8 @@ the writeback of the stored original, which the kernel does after the run.
 
 Under the third and fourth rows, a line gives the same command under the least a wrapper
 can do to run it as `tj run` does (`examples/spawn_floor.rs`: a PTY, a session leader, the
-output relayed until its end, nothing else), built as tj is and timed in the same rounds:
+output relayed until its end, nothing else), built and copied as tj is and timed in the
+same rounds:
 what no wrapper of this design can go below on this machine, and how far tj is above it.
 
 The third row relays through a PTY, and part of its cost is the kernel's whatever relays:
@@ -177,6 +178,7 @@ def main() -> int:
         tmp = Path(tmp)
         if built:
             tj = install_copy(built, tmp / "tj")
+        least = install_copy(least, tmp / "spawn_floor")
         log = tmp / "cargo.log"
         cargo_test_output(log)
         # A shim that prints the same 100 KB, as a test runner would.
