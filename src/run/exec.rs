@@ -294,6 +294,42 @@ struct Session {
     plan: ExecPlan,
 }
 
+/// tj's environment as its parent gave it: every entry in its order, byte for byte, whatever
+/// it holds. std's `vars_os` leaves out an entry with no `=` after its first byte, which the
+/// command then would not get where without tj it does; it also copies each twice.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+fn environ() -> Vec<CString> {
+    unsafe extern "C" {
+        static environ: *const *const c_char;
+    }
+    let mut entries = Vec::new();
+    // SAFETY: `environ` is a null-terminated array of C strings, which only `setenv` and the
+    // like change. std's `set_var` and `remove_var` require of their callers that no other
+    // thread reads or writes the environment meanwhile, by any means; tj calls neither.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            entries.push(CStr::from_ptr(*entry).to_owned());
+            entry = entry.add(1);
+        }
+    }
+    entries
+}
+
+/// tj's environment, as std reads it (elsewhere `environ` is not a symbol to link against).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn environ() -> Vec<CString> {
+    std::env::vars_os()
+        .filter_map(|(key, value)| {
+            let mut entry = key.into_vec();
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            CString::new(entry).ok()
+        })
+        .collect()
+}
+
 /// The command's exec, prepared in tj before the fork: between fork and exec nothing may
 /// allocate. It is `execve` with the command's environment, tried on each path `execvp`
 /// would try, in its order, with its handling of errors: the PATH searched is the
@@ -335,24 +371,29 @@ impl ExecPlan {
     /// The plan for `program` with `args` in the environment `spec` makes; `None` if a string
     /// holds a NUL byte (std refuses those with the same error: invalid input).
     fn new(program: &OsStr, args: &[&OsStr], spec: &Spec) -> Option<ExecPlan> {
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-        env.retain(|(key, _)| !spec.env_remove.contains(key));
+        let mut env = environ();
+        // `KEY=…`: an entry without `=` names no variable, and no key removes or replaces it.
+        let is = |entry: &CString, key: &OsStr| {
+            entry
+                .as_bytes()
+                .strip_prefix(key.as_bytes())
+                .is_some_and(|rest| rest.first() == Some(&b'='))
+        };
+        env.retain(|entry| !spec.env_remove.iter().any(|key| is(entry, key)));
         for (key, value) in &spec.env_set {
-            env.retain(|(old, _)| old != key);
-            env.push((key.clone(), value.clone()));
+            env.retain(|entry| !is(entry, key));
+            let mut entry = key.clone().into_vec();
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            env.push(CString::new(entry).ok()?);
         }
-        let paths = Self::paths(program, env.iter().find(|(key, _)| key == "PATH"))?;
-        let mut strings = Vec::with_capacity(1 + args.len() + env.len());
+        let paths = Self::paths(program, env.iter().find(|entry| is(entry, OsStr::new("PATH"))))?;
+        let mut strings = Vec::with_capacity(2 + args.len() + env.len());
         for arg in std::iter::once(program).chain(args.iter().copied()) {
             strings.push(CString::new(arg.as_bytes()).ok()?);
         }
         let argc = strings.len();
-        for (key, value) in env {
-            let mut entry = key.into_vec();
-            entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
-            strings.push(CString::new(entry).ok()?);
-        }
+        strings.append(&mut env);
         strings.push(CString::from(c"/bin/sh"));
         let pointers = |all: &[CString]| -> Vec<*const c_char> {
             all.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
@@ -368,8 +409,8 @@ impl ExecPlan {
         Some(ExecPlan { argv, envp, paths, shell_argv, _strings: strings })
     }
 
-    /// The files `execvp` would try for `program` with `path` (the command's PATH entry).
-    fn paths(program: &OsStr, path: Option<&(OsString, OsString)>) -> Option<Vec<CString>> {
+    /// The files `execvp` would try for `program` with `path` (the command's `PATH=` entry).
+    fn paths(program: &OsStr, path: Option<&CString>) -> Option<Vec<CString>> {
         let name = program.as_bytes();
         if name.is_empty() {
             // execvp: ENOENT, nothing tried.
@@ -378,7 +419,8 @@ impl ExecPlan {
         if has_slash(program) {
             return Some(vec![CString::new(name).ok()?]);
         }
-        let path = path.map_or(b"/bin:/usr/bin".as_slice(), |(_, value)| value.as_bytes());
+        let path =
+            path.map_or(b"/bin:/usr/bin".as_slice(), |entry| &entry.as_bytes()[b"PATH=".len()..]);
         // An entry too long to make a path of is skipped, as execvp skips it.
         let fits = |dir: &&[u8]| dir.len() + 1 + name.len() < libc::PATH_MAX as usize;
         path.split(|&b| b == b':')
@@ -1278,7 +1320,7 @@ mod tests {
     #[test]
     fn the_files_tried_are_those_execvp_tries() {
         let paths = |program: &str, path: Option<&str>| -> Vec<String> {
-            let entry = path.map(|path| (OsString::from("PATH"), OsString::from(path)));
+            let entry = path.map(|path| CString::new(format!("PATH={path}")).unwrap());
             ExecPlan::paths(OsStr::new(program), entry.as_ref())
                 .unwrap()
                 .iter()

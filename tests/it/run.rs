@@ -335,38 +335,60 @@ fn the_child_sees_tj_inner_and_no_columns() {
 
 /// On a PTY the command is exec'd from tj's own plan (`run::exec::ExecPlan`): it gets tj's
 /// environment in tj's order, byte for byte (`=` in a value, an empty value, bytes that are
-/// not UTF-8), less what tj removes, with what tj sets last. The command prints its own
-/// environment block (`/proc/self/environ`) in hex, so that the rendition carries the bytes.
+/// not UTF-8, an entry with no `=` at all, which a parent may put there and std's reading
+/// of the environment leaves out), less what tj removes, with what tj sets last. The command
+/// prints its own environment block (`/proc/self/environ`) in hex, so that the rendition
+/// carries the bytes.
 #[cfg(target_os = "linux")]
 #[test]
+#[allow(unsafe_code)]
 fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
+    use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
     let env = TestEnv::new();
-    let mut vars: Vec<std::ffi::OsString> = vec![
-        "ZZ_TJ_FIRST=a=b".into(),
-        "AA_TJ_SECOND=".into(),
-        "COLUMNS=80".into(),
-        std::ffi::OsStr::from_bytes(b"MM_TJ_THIRD=\xff\xfe").into(),
+    let mut vars: Vec<Vec<u8>> = vec![
+        b"ZZ_TJ_FIRST=a=b".to_vec(),
+        b"AA_TJ_SECOND=".to_vec(),
+        b"NN_TJ_NO_EQUALS".to_vec(),
+        b"COLUMNS=80".to_vec(),
+        b"MM_TJ_THIRD=\xff\xfe".to_vec(),
     ];
     for (key, value) in env.cmd(&[]).get_envs() {
-        let mut var = key.to_owned();
-        var.push("=");
-        var.push(value.unwrap_or_default());
+        let mut var = key.as_bytes().to_vec();
+        var.push(b'=');
+        var.extend_from_slice(value.unwrap_or_default().as_bytes());
         vars.push(var);
     }
-    // `env -i` sets them in this order; std's Command would sort them.
-    let mut cmd = Command::new("env");
-    cmd.current_dir(env.work()).arg("-i").args(&vars).args([
-        env!("CARGO_BIN_EXE_tj"),
-        "run",
-        "--raw",
-        "--",
-        "od",
-        "-An",
-        "-v",
-        "-tx1",
-        "/proc/self/environ",
-    ]);
+    // tj exec'd with exactly this block (no `env -i`, which takes a word without `=` for the
+    // command, and no std `Command::env`, which sorts and drops such entries). Everything
+    // the exec needs is made before the fork; the child only reads it.
+    let strings: Vec<CString> = [env!("CARGO_BIN_EXE_tj"), "run", "--raw", "--", "od", "-An", "-v"]
+        .iter()
+        .chain(&["-tx1", "/proc/self/environ"])
+        .map(|arg| CString::new(*arg).unwrap())
+        .chain(vars.into_iter().map(|var| CString::new(var).unwrap()))
+        .collect();
+    let argc = 9;
+    let pointers = |all: &[CString]| -> Vec<usize> {
+        all.iter().map(|s| s.as_ptr() as usize).chain(std::iter::once(0)).collect()
+    };
+    let (argv, envp) = (pointers(&strings[..argc]), pointers(&strings[argc..]));
+    let mut cmd = Command::new("/bin/false");
+    cmd.current_dir(env.work());
+    // SAFETY: between fork and exec, only execve(2), on pointers into `strings`, which the
+    // closure owns and which were made before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let _keep = &strings;
+            libc::execve(
+                argv[0] as *const libc::c_char,
+                argv.as_ptr().cast::<*const libc::c_char>(),
+                envp.as_ptr().cast::<*const libc::c_char>(),
+            );
+            Err(std::io::Error::last_os_error())
+        });
+    }
     let out = env.run_cmd(cmd, b"");
     assert!(out.status.success(), "{}", stderr(&out));
     let block: Vec<u8> =
@@ -376,14 +398,20 @@ fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
         .iter()
         .copied()
         .filter(|entry| {
-            ["ZZ_TJ_", "AA_TJ_", "MM_TJ_", "COLUMNS=", "TJ_INNER="]
+            ["ZZ_TJ_", "AA_TJ_", "NN_TJ_", "MM_TJ_", "COLUMNS=", "TJ_INNER="]
                 .iter()
                 .any(|name| entry.starts_with(name.as_bytes()))
         })
         .collect();
     assert_eq!(
         ours,
-        [&b"ZZ_TJ_FIRST=a=b"[..], b"AA_TJ_SECOND=", b"MM_TJ_THIRD=\xff\xfe", b"TJ_INNER=1"],
+        [
+            &b"ZZ_TJ_FIRST=a=b"[..],
+            b"AA_TJ_SECOND=",
+            b"NN_TJ_NO_EQUALS",
+            b"MM_TJ_THIRD=\xff\xfe",
+            b"TJ_INNER=1"
+        ],
         "{entries:?}"
     );
 }
