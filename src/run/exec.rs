@@ -136,16 +136,29 @@ pub(super) fn spawn(
                 Some(plan) => Some(Session { report: Arc::new(AtomicI32::new(-1)), plan }),
                 None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
             },
-            Output::Pipe(_) => {
+            Output::Pipe(_) => None,
+        };
+        // Without a PTY std's exec runs the command. Given no environment, std execs with
+        // `environ`, which the hook points at the command's in the forked child: std would
+        // build it from `vars_os` (see `CommandEnv`).
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let env = match (&session, CommandEnv::new(spec)) {
+            (Some(_), _) => None,
+            (None, Some(env)) => Some(env),
+            (None, None) => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+        };
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let env = {
+            if session.is_none() {
                 for key in &spec.env_remove {
                     cmd.env_remove(key);
                 }
                 cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
-                None
             }
+            None
         };
         let report = session.as_ref().map(|session| Arc::clone(&session.report));
-        new_session_on_exec(&mut cmd, session, ignore_sigchld);
+        new_session_on_exec(&mut cmd, session, env, ignore_sigchld);
         // `cmd`, with its duplicates of the slave or the pipe, is dropped on return.
         Ok(spawn_retrying(&mut cmd, report.as_deref()))
     };
@@ -294,9 +307,70 @@ struct Session {
     plan: ExecPlan,
 }
 
-/// tj's environment as its parent gave it: every entry in its order, byte for byte, whatever
-/// it holds. std's `vars_os` leaves out an entry with no `=` after its first byte, which the
-/// command then would not get where without tj it does; it also copies each twice.
+/// The command's environment, made in tj before the fork: tj's environment as its parent
+/// gave it (`environ`: every entry in its order, byte for byte, whatever it holds), less the
+/// `KEY=` entries that the spec removes or sets, then those it sets. std's `vars_os` leaves
+/// out an entry with no `=` after its first byte, which the command would then not get
+/// where without tj it does.
+struct CommandEnv {
+    /// Null-terminated pointers into `entries`.
+    envp: Vec<*const c_char>,
+    /// What `envp` points into: heap buffers that stay where they are when this moves.
+    entries: Vec<CString>,
+}
+
+// SAFETY: the raw pointers point into `entries`, which this owns and nobody mutates.
+#[allow(unsafe_code)]
+unsafe impl Send for CommandEnv {}
+// SAFETY: as for `Send`: nothing is mutated after `new`.
+#[allow(unsafe_code)]
+unsafe impl Sync for CommandEnv {}
+
+impl CommandEnv {
+    /// `None` if an entry the spec sets holds a NUL byte.
+    fn new(spec: &Spec) -> Option<CommandEnv> {
+        let mut entries = environ();
+        entries.retain(|entry| !spec.env_remove.iter().any(|key| names(entry, key)));
+        for (key, value) in &spec.env_set {
+            entries.retain(|entry| !names(entry, key));
+            let mut entry = key.clone().into_vec();
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            entries.push(CString::new(entry).ok()?);
+        }
+        let envp =
+            entries.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        Some(CommandEnv { envp, entries })
+    }
+
+    /// The value of the first `key=` entry.
+    fn get(&self, key: &str) -> Option<&[u8]> {
+        let key = OsStr::new(key);
+        self.entries.iter().find(|entry| names(entry, key)).map(|e| &e.as_bytes()[key.len() + 1..])
+    }
+
+    /// Makes this the environment of the process, for an exec that takes `environ`: only in a
+    /// forked child about to exec, whose `environ` nobody else reads.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[allow(unsafe_code)]
+    fn install_in_child(&self) {
+        unsafe extern "C" {
+            static mut environ: *const *const c_char;
+        }
+        // SAFETY: a store into this process's `environ`, in a single-threaded child between
+        // fork and exec; `envp` lives (in this copy of the memory) until the exec.
+        unsafe {
+            environ = self.envp.as_ptr();
+        }
+    }
+}
+
+/// Whether `entry` is a variable named `key` (`key=…`): an entry without `=` names none.
+fn names(entry: &CString, key: &OsStr) -> bool {
+    entry.as_bytes().strip_prefix(key.as_bytes()).is_some_and(|rest| rest.first() == Some(&b'='))
+}
+
+/// tj's environment as its parent gave it.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(unsafe_code)]
 fn environ() -> Vec<CString> {
@@ -342,9 +416,8 @@ fn environ() -> Vec<CString> {
 struct ExecPlan {
     /// Null-terminated; the program as given, then its arguments.
     argv: Vec<*const c_char>,
-    /// Null-terminated `KEY=value` entries: tj's environment in its own order, less what the
-    /// spec removes or sets, then what it sets.
-    envp: Vec<*const c_char>,
+    /// The command's environment.
+    env: CommandEnv,
     /// The files to exec, in order: the program itself when it has a slash, else each entry
     /// of the command's PATH (`/bin:/usr/bin` when it has none) joined with it, an empty
     /// entry giving the name alone (the working directory's file).
@@ -371,46 +444,29 @@ impl ExecPlan {
     /// The plan for `program` with `args` in the environment `spec` makes; `None` if a string
     /// holds a NUL byte (std refuses those with the same error: invalid input).
     fn new(program: &OsStr, args: &[&OsStr], spec: &Spec) -> Option<ExecPlan> {
-        let mut env = environ();
-        // `KEY=…`: an entry without `=` names no variable, and no key removes or replaces it.
-        let is = |entry: &CString, key: &OsStr| {
-            entry
-                .as_bytes()
-                .strip_prefix(key.as_bytes())
-                .is_some_and(|rest| rest.first() == Some(&b'='))
-        };
-        env.retain(|entry| !spec.env_remove.iter().any(|key| is(entry, key)));
-        for (key, value) in &spec.env_set {
-            env.retain(|entry| !is(entry, key));
-            let mut entry = key.clone().into_vec();
-            entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
-            env.push(CString::new(entry).ok()?);
-        }
-        let paths = Self::paths(program, env.iter().find(|entry| is(entry, OsStr::new("PATH"))))?;
-        let mut strings = Vec::with_capacity(2 + args.len() + env.len());
+        let env = CommandEnv::new(spec)?;
+        let paths = Self::paths(program, env.get("PATH"))?;
+        let mut strings = Vec::with_capacity(2 + args.len());
         for arg in std::iter::once(program).chain(args.iter().copied()) {
             strings.push(CString::new(arg.as_bytes()).ok()?);
         }
-        let argc = strings.len();
-        strings.append(&mut env);
         strings.push(CString::from(c"/bin/sh"));
-        let pointers = |all: &[CString]| -> Vec<*const c_char> {
-            all.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
-        };
-        let (argv, envp) =
-            (pointers(&strings[..argc]), pointers(&strings[argc..strings.len() - 1]));
+        let argv: Vec<*const c_char> = strings[..strings.len() - 1]
+            .iter()
+            .map(|s| s.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
         let shell = strings.last().map_or(std::ptr::null(), |sh| sh.as_ptr());
         let shell_argv = [shell, std::ptr::null()]
             .into_iter()
             .chain(argv.iter().skip(1).copied())
             .map(|p| AtomicPtr::new(p.cast_mut()))
             .collect();
-        Some(ExecPlan { argv, envp, paths, shell_argv, _strings: strings })
+        Some(ExecPlan { argv, env, paths, shell_argv, _strings: strings })
     }
 
     /// The files `execvp` would try for `program` with `path` (the command's `PATH=` entry).
-    fn paths(program: &OsStr, path: Option<&CString>) -> Option<Vec<CString>> {
+    fn paths(program: &OsStr, path: Option<&[u8]>) -> Option<Vec<CString>> {
         let name = program.as_bytes();
         if name.is_empty() {
             // execvp: ENOENT, nothing tried.
@@ -419,8 +475,7 @@ impl ExecPlan {
         if has_slash(program) {
             return Some(vec![CString::new(name).ok()?]);
         }
-        let path =
-            path.map_or(b"/bin:/usr/bin".as_slice(), |entry| &entry.as_bytes()[b"PATH=".len()..]);
+        let path = path.unwrap_or(b"/bin:/usr/bin");
         // An entry too long to make a path of is skipped, as execvp skips it.
         let fits = |dir: &&[u8]| dir.len() + 1 + name.len() < libc::PATH_MAX as usize;
         path.split(|&b| b == b':')
@@ -477,12 +532,12 @@ impl ExecPlan {
         unsafe {
             #[cfg(shared_leader)]
             {
-                let envp = self.envp.as_ptr() as usize;
+                let envp = self.env.envp.as_ptr() as usize;
                 raw_errno(raw_syscall3(libc::SYS_execve, path as usize, argv as usize, envp))
             }
             #[cfg(not(shared_leader))]
             {
-                libc::execve(path, argv, self.envp.as_ptr());
+                libc::execve(path, argv, self.env.envp.as_ptr());
                 Errno::last_raw()
             }
         }
@@ -504,12 +559,24 @@ fn max_fd() -> c_int {
 /// ([`lead_session`]); the command's pid is written to the descriptor the session's report
 /// holds. Not fd 0 for the terminal: the child's stdin is not the PTY when tj's is not a
 /// terminal. With `ignore_sigchld` (tj was started with SIGCHLD ignored), the command gets
-/// SIGCHLD ignored, as without tj.
+/// SIGCHLD ignored, as without tj. Without a session, `env` becomes the command's
+/// environment (see [`CommandEnv`]).
 #[allow(unsafe_code)]
-fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigchld: bool) {
+fn new_session_on_exec(
+    cmd: &mut Command,
+    session: Option<Session>,
+    env: Option<CommandEnv>,
+    ignore_sigchld: bool,
+) {
     let max_fd = max_fd();
     let hook = move || -> io::Result<()> {
         nix::unistd::setsid()?;
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Some(env) = &env {
+            env.install_in_child();
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _: &Option<CommandEnv> = &env;
         if let Some(session) = &session {
             // SAFETY: TIOCSCTTY takes an integer argument (0: do not steal the terminal
             // from another session) and touches no memory of ours.
@@ -525,8 +592,8 @@ fn new_session_on_exec(cmd: &mut Command, session: Option<Session>, ignore_sigch
     };
     // SAFETY: the hook runs between fork and exec, where only async-signal-safe calls are
     // allowed: it makes system calls only (setsid, ioctl, and those of `split_session`,
-    // whose plan was made before the fork), allocates nothing and takes no lock; its errors
-    // are plain errno values.
+    // whose plan was made before the fork) and stores a pointer made before the fork into
+    // `environ`; it allocates nothing and takes no lock; its errors are plain errno values.
     unsafe {
         cmd.pre_exec(hook);
     }
@@ -1320,8 +1387,7 @@ mod tests {
     #[test]
     fn the_files_tried_are_those_execvp_tries() {
         let paths = |program: &str, path: Option<&str>| -> Vec<String> {
-            let entry = path.map(|path| CString::new(format!("PATH={path}")).unwrap());
-            ExecPlan::paths(OsStr::new(program), entry.as_ref())
+            ExecPlan::paths(OsStr::new(program), path.map(str::as_bytes))
                 .unwrap()
                 .iter()
                 .map(|p| p.to_str().unwrap().to_owned())

@@ -333,19 +333,16 @@ fn the_child_sees_tj_inner_and_no_columns() {
     assert_eq!(stdout(&out).trim(), "inner=1 cols=unset pager=cat prompt=0");
 }
 
-/// On a PTY the command is exec'd from tj's own plan (`run::exec::ExecPlan`): it gets tj's
-/// environment in tj's order, byte for byte (`=` in a value, an empty value, bytes that are
-/// not UTF-8, an entry with no `=` at all, which a parent may put there and std's reading
-/// of the environment leaves out), less what tj removes, with what tj sets last. The command
-/// prints its own environment block (`/proc/self/environ`) in hex, so that the rendition
-/// carries the bytes.
+/// The command gets tj's environment in tj's order, byte for byte (`=` in a value, an empty
+/// value, bytes that are not UTF-8, an entry with no `=` at all, which a parent may put there
+/// and std's reading of the environment leaves out), less what tj removes, with what tj sets
+/// last: on a PTY, where it is exec'd from tj's own plan (`run::exec::ExecPlan`), and with
+/// `--no-pty`, where std execs it. It prints its own environment block
+/// (`/proc/self/environ`) in hex, so that the rendition carries the bytes.
 #[cfg(target_os = "linux")]
 #[test]
-#[allow(unsafe_code)]
 fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
-    use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::process::CommandExt;
     let env = TestEnv::new();
     let mut vars: Vec<Vec<u8>> = vec![
         b"ZZ_TJ_FIRST=a=b".to_vec(),
@@ -360,27 +357,67 @@ fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
         var.extend_from_slice(value.unwrap_or_default().as_bytes());
         vars.push(var);
     }
-    // tj exec'd with exactly this block (no `env -i`, which takes a word without `=` for the
-    // command, and no std `Command::env`, which sorts and drops such entries). Everything
-    // the exec needs is made before the fork; the child only reads it.
-    let strings: Vec<CString> = [env!("CARGO_BIN_EXE_tj"), "run", "--raw", "--", "od", "-An", "-v"]
+    for mode in [&[][..], &["--no-pty"]] {
+        let mut args = vec![env!("CARGO_BIN_EXE_tj"), "run", "--raw"];
+        args.extend(mode);
+        args.extend(["--", "od", "-An", "-v", "-tx1", "/proc/self/environ"]);
+        let mut cmd = exec_with_environment(&args, &vars);
+        cmd.current_dir(env.work());
+        let out = env.run_cmd(cmd, b"");
+        assert!(out.status.success(), "{mode:?}: {}", stderr(&out));
+        let block: Vec<u8> = stdout(&out)
+            .split_whitespace()
+            .map(|hex| u8::from_str_radix(hex, 16).unwrap())
+            .collect();
+        let entries: Vec<&[u8]> =
+            block.split(|&b| b == 0).filter(|entry| !entry.is_empty()).collect();
+        let ours: Vec<&[u8]> = entries
+            .iter()
+            .copied()
+            .filter(|entry| {
+                ["ZZ_TJ_", "AA_TJ_", "NN_TJ_", "MM_TJ_", "COLUMNS=", "TJ_INNER="]
+                    .iter()
+                    .any(|name| entry.starts_with(name.as_bytes()))
+            })
+            .collect();
+        assert_eq!(
+            ours,
+            [
+                &b"ZZ_TJ_FIRST=a=b"[..],
+                b"AA_TJ_SECOND=",
+                b"NN_TJ_NO_EQUALS",
+                b"MM_TJ_THIRD=\xff\xfe",
+                b"TJ_INNER=1"
+            ],
+            "{mode:?}: {entries:?}"
+        );
+    }
+}
+
+/// A command that execs `args` (the first a path) with exactly the environment block `vars`:
+/// not through `env -i`, which takes a word without `=` for the command, nor std's
+/// `Command::env`, which sorts the variables and cannot make such an entry. Everything the
+/// exec needs is made before the fork; the child only reads it.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn exec_with_environment(args: &[&str], vars: &[Vec<u8>]) -> Command {
+    use std::ffi::CString;
+    use std::os::unix::process::CommandExt;
+    let strings: Vec<CString> = args
         .iter()
-        .chain(&["-tx1", "/proc/self/environ"])
         .map(|arg| CString::new(*arg).unwrap())
-        .chain(vars.into_iter().map(|var| CString::new(var).unwrap()))
+        .chain(vars.iter().map(|var| CString::new(var.clone()).unwrap()))
         .collect();
-    let argc = 9;
     let pointers = |all: &[CString]| -> Vec<usize> {
         all.iter().map(|s| s.as_ptr() as usize).chain(std::iter::once(0)).collect()
     };
-    let (argv, envp) = (pointers(&strings[..argc]), pointers(&strings[argc..]));
+    let (argv, envp) = (pointers(&strings[..args.len()]), pointers(&strings[args.len()..]));
     let mut cmd = Command::new("/bin/false");
-    cmd.current_dir(env.work());
     // SAFETY: between fork and exec, only execve(2), on pointers into `strings`, which the
     // closure owns and which were made before the fork.
     unsafe {
         cmd.pre_exec(move || {
-            let _keep = &strings;
+            let _owner = &strings;
             libc::execve(
                 argv[0] as *const libc::c_char,
                 argv.as_ptr().cast::<*const libc::c_char>(),
@@ -389,31 +426,7 @@ fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
             Err(std::io::Error::last_os_error())
         });
     }
-    let out = env.run_cmd(cmd, b"");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let block: Vec<u8> =
-        stdout(&out).split_whitespace().map(|hex| u8::from_str_radix(hex, 16).unwrap()).collect();
-    let entries: Vec<&[u8]> = block.split(|&b| b == 0).filter(|entry| !entry.is_empty()).collect();
-    let ours: Vec<&[u8]> = entries
-        .iter()
-        .copied()
-        .filter(|entry| {
-            ["ZZ_TJ_", "AA_TJ_", "NN_TJ_", "MM_TJ_", "COLUMNS=", "TJ_INNER="]
-                .iter()
-                .any(|name| entry.starts_with(name.as_bytes()))
-        })
-        .collect();
-    assert_eq!(
-        ours,
-        [
-            &b"ZZ_TJ_FIRST=a=b"[..],
-            b"AA_TJ_SECOND=",
-            b"NN_TJ_NO_EQUALS",
-            b"MM_TJ_THIRD=\xff\xfe",
-            b"TJ_INNER=1"
-        ],
-        "{entries:?}"
-    );
+    cmd
 }
 
 #[test]
