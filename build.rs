@@ -90,18 +90,39 @@ fn link_position_dependent() {
     println!("cargo:rerun-if-env-changed=TJ_PIE");
 }
 
-/// Aligns the `tj` executable's segments to 2 MiB on Linux, in the file as in memory, so that
-/// the kernel can map each whole 2 MiB of its code and read-only data with one page-table
-/// entry where the page cache holds that part of the file in one 2 MiB folio (ext4 since
-/// Linux 6.16 and XFS cache a file written in large pieces so; `install.sh` writes it so).
-/// Every run then maps tj's code in a few entries instead of one fault per 64 KiB touched,
-/// and its exit unmaps as few: `tj run --agent -- true` took 0.11 ms less, with 45 fewer
-/// page faults (ARCHITECTURE.md, "Decisions"). Elsewhere it costs the file about 4 MiB of
-/// padding between segments and nothing at run time. Test and bench executables keep the
-/// default.
+/// Aligns the `tj` executable's segments to 2 MiB on Linux: each starts at the same offset
+/// modulo 2 MiB in the file as in memory (GNU ld, which rustc uses for musl, also starts
+/// each on a 2 MiB boundary, with padding in the file; rust-lld only keeps them congruent),
+/// so that the kernel can map each whole 2 MiB of code and read-only data with one
+/// page-table entry where the page cache holds that part of the file in one 2 MiB folio
+/// (ext4 since Linux 6.16 and XFS cache a file written in large pieces so; `install.sh`
+/// writes it so). A run then maps most of tj's code in a few entries instead of one fault
+/// per 64 KiB touched, and its exit unmaps as few: `tj run --agent -- true` took 0.11 ms
+/// less, with 45 fewer page faults (ARCHITECTURE.md, "Decisions"). Elsewhere it costs the
+/// file up to about 4 MiB of padding and nothing at run time.
+///
+/// Only for an executable linked at a fixed address (see [`link_position_dependent`]): the
+/// kernel aligns where it loads a position-independent one (`TJ_PIE=1`, a static PIE) to
+/// its segments' alignment, and 2 MiB would take 9 bits from the randomization such a
+/// build is made for. Test and bench executables keep the default.
 fn align_segments_to_huge_pages() {
-    if env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") {
+    if env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") && position_dependent() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,max-page-size=0x200000");
+    }
+}
+
+/// Whether the `tj` executable is linked at a fixed address on Linux: dynamically linked
+/// with `-no-pie` ([`link_position_dependent`]), or statically with the static relocation
+/// model (as `install.sh` builds it; without it, rustc links a static PIE).
+fn position_dependent() -> bool {
+    let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let static_crt = features.split(',').any(|f| f == "crt-static")
+        || env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl");
+    if static_crt {
+        env::var("CARGO_ENCODED_RUSTFLAGS")
+            .is_ok_and(|flags| flags.contains("relocation-model=static"))
+    } else {
+        env::var_os("TJ_PIE").is_none()
     }
 }
 

@@ -226,7 +226,8 @@ build_static_for() {
 # caches files in large folios (ext4 since Linux 6.16, XFS), the copy's page cache is then
 # made of 2 MiB folios, which the kernel maps into each run of tj with one page-table entry
 # per 2 MiB of code (its segments are aligned for that, see build.rs); a copy cached in small
-# pieces costs a page fault per 64 KiB of code that a run touches. cp where dd fails.
+# pieces costs a page fault per 64 KiB of code that a run touches. cp where dd fails (the
+# copy is compared with the original before it replaces anything).
 copy_binary() {
     dd if="$1" of="$2" bs=8388608 2>/dev/null || cp -- "$1" "$2"
 }
@@ -249,6 +250,7 @@ install_binary() {
     tmp=$(mktemp "$prefix/.tj.XXXXXX" 2>/dev/null) ||
         die "the prefix $prefix is not writable; choose another with --prefix DIR"
     copy_binary "$src" "$tmp" || die "cannot copy $src to $prefix"
+    cmp -s -- "$src" "$tmp" || die "the copy of $src in $prefix differs from it (a full disk?)"
     chmod 755 -- "$tmp" || die "cannot make $tmp executable"
     mv -f -- "$tmp" "$dest" || die "cannot move the new binary into place at $dest"
     tmp=
@@ -521,10 +523,15 @@ usage_error() {
     exit 2
 }
 
-# The temporary file being written, if any, goes on every exit.
+# The temporary file being written, if any, goes on every exit. A shell runs the exit trap
+# only when it exits, not when a signal kills it: each signal that would is turned into an
+# exit with the status it would have given.
 tmp=
 trap 'if [ -n "$tmp" ]; then rm -f -- "$tmp"; fi' 0
+trap 'exit 129' HUP
 trap 'exit 130' INT
+trap 'exit 131' QUIT
+trap 'exit 141' PIPE
 trap 'exit 143' TERM
 
 {

@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use crate::util::*;
 
@@ -186,6 +186,78 @@ fn without_dd_the_binary_is_copied_all_the_same() {
     let dest = inst.prefix().join("tj");
     assert_eq!(fs::read(&dest).unwrap(), fs::read(inst.built()).unwrap());
     assert!(is_private(&dest, 0o755), "mode of {}", dest.display());
+}
+
+/// A `dd` on PATH that writes the first half of its input, then runs `then` (a shell line).
+fn half_dd(inst: &Installer, then: &str) -> OsString {
+    let body = format!(
+        "#!/bin/sh\nfor a; do case $a in if=*) src=${{a#if=}};; of=*) dst=${{a#of=}};; esac; done\n\
+         head -c $(( $(wc -c < \"$src\") / 2 )) \"$src\" > \"$dst\"\n{then}\n"
+    );
+    let fake = inst.env.write("fake-bin/dd", &body);
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(
+        std::iter::once(fake.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&path)),
+    )
+    .unwrap()
+}
+
+/// A copy that came out short although its writer said it succeeded replaces nothing: the
+/// old binary stays, no temporary file is left, and the error says what happened.
+#[test]
+fn a_short_copy_replaces_nothing() {
+    let inst = Installer::new();
+    let dest = inst.prefix().join("tj");
+    fs::create_dir_all(inst.prefix()).unwrap();
+    write_bytes(&dest, b"#!/bin/sh\necho old\n");
+    let path = half_dd(&inst, "exit 0");
+    let out = inst.env.run_cmd(inst.sh_with_path(&["--no-build"], path), b"");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("differs from it"), "{}", stderr(&out));
+    assert_eq!(fs::read(&dest).unwrap(), b"#!/bin/sh\necho old\n");
+    let names: Vec<_> =
+        fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["tj"]);
+}
+
+/// A hangup or a quit (Ctrl-\\) during the copy ends the installer as the signal would, but
+/// without leaving the half-written temporary file in the prefix: the shell runs its exit
+/// trap only for the signals it traps.
+#[test]
+fn a_signal_during_the_copy_leaves_no_temporary_file() {
+    use std::os::unix::process::CommandExt;
+    for (sig, status) in [(libc::SIGHUP, 129), (libc::SIGQUIT, 131), (libc::SIGTERM, 143)] {
+        let inst = Installer::new();
+        let path = half_dd(&inst, "exec sleep 30");
+        let mut cmd = inst.sh_with_path(&["--no-build"], path);
+        cmd.process_group(0).stdout(Stdio::null()).stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        // Until the temporary file holds the half that the fake dd writes before it sleeps.
+        let half = fs::metadata(inst.built()).unwrap().len() / 2;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let written = || {
+            fs::read_dir(inst.prefix()).ok().into_iter().flatten().flatten().any(|entry| {
+                entry.file_name().to_string_lossy().starts_with(".tj.")
+                    && entry.metadata().is_ok_and(|m| m.len() == half)
+            })
+        };
+        while !written() {
+            assert!(std::time::Instant::now() < deadline, "signal {sig}: no temporary file");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let pgid = i32::try_from(child.id()).unwrap();
+        // SAFETY: kill(2) on the process group this test started.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+        let exit = child.wait().unwrap();
+        assert_eq!(exit.code(), Some(status), "signal {sig}");
+        let names: Vec<_> =
+            fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(names.is_empty(), "signal {sig}: left {names:?}");
+    }
 }
 
 #[test]
