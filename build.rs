@@ -81,10 +81,7 @@ fn shared_leader() {
 /// features it gives build scripts, so musl is named.
 fn link_position_dependent() {
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    let static_crt = features.split(',').any(|f| f == "crt-static")
-        || env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl");
-    if os == "linux" && !static_crt && env::var_os("TJ_PIE").is_none() {
+    if os == "linux" && !static_crt() && env::var_os("TJ_PIE").is_none() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     println!("cargo:rerun-if-env-changed=TJ_PIE");
@@ -115,15 +112,20 @@ fn align_segments_to_huge_pages() {
 /// with `-no-pie` ([`link_position_dependent`]), or statically with the static relocation
 /// model (as `install.sh` builds it; without it, rustc links a static PIE).
 fn position_dependent() -> bool {
-    let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    let static_crt = features.split(',').any(|f| f == "crt-static")
-        || env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl");
-    if static_crt {
+    if static_crt() {
         env::var("CARGO_ENCODED_RUSTFLAGS")
             .is_ok_and(|flags| flags.contains("relocation-model=static"))
     } else {
         env::var_os("TJ_PIE").is_none()
     }
+}
+
+/// Whether the C runtime is linked statically: `+crt-static`, or musl, whose default
+/// `crt-static` Cargo does not list among the target features it gives build scripts.
+fn static_crt() -> bool {
+    let features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    features.split(',').any(|f| f == "crt-static")
+        || env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl")
 }
 
 /// What a rule's `match` says about the command line it can be selected for, read when tj is

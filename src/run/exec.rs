@@ -16,7 +16,7 @@ use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -142,10 +142,13 @@ pub(super) fn spawn(
         // `environ`, which the hook points at the command's in the forked child: std would
         // build it from `vars_os` (see `CommandEnv`).
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        let env = match (&session, CommandEnv::new(spec)) {
-            (Some(_), _) => None,
-            (None, Some(env)) => Some(env),
-            (None, None) => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+        let env = match &session {
+            // The session's plan holds the environment already.
+            Some(_) => None,
+            None => match CommandEnv::new(spec) {
+                Some(env) => Some(env),
+                None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+            },
         };
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         let env = {
@@ -333,10 +336,7 @@ impl CommandEnv {
         entries.retain(|entry| !spec.env_remove.iter().any(|key| names(entry, key)));
         for (key, value) in &spec.env_set {
             entries.retain(|entry| !names(entry, key));
-            let mut entry = key.clone().into_vec();
-            entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
-            entries.push(CString::new(entry).ok()?);
+            entries.push(variable(key, value)?);
         }
         let envp =
             entries.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
@@ -363,6 +363,14 @@ impl CommandEnv {
             environ = self.envp.as_ptr();
         }
     }
+}
+
+/// The entry `key=value`; `None` if either holds a NUL byte.
+fn variable(key: &OsStr, value: &OsStr) -> Option<CString> {
+    let mut entry = key.as_bytes().to_vec();
+    entry.push(b'=');
+    entry.extend_from_slice(value.as_bytes());
+    CString::new(entry).ok()
 }
 
 /// Whether `entry` is a variable named `key` (`key=…`): an entry without `=` names none.
@@ -394,14 +402,7 @@ fn environ() -> Vec<CString> {
 /// tj's environment, as std reads it (elsewhere `environ` is not a symbol to link against).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn environ() -> Vec<CString> {
-    std::env::vars_os()
-        .filter_map(|(key, value)| {
-            let mut entry = key.into_vec();
-            entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
-            CString::new(entry).ok()
-        })
-        .collect()
+    std::env::vars_os().filter_map(|(key, value)| variable(&key, &value)).collect()
 }
 
 /// The command's exec, prepared in tj before the fork: between fork and exec nothing may

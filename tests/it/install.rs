@@ -141,9 +141,7 @@ fn installs_into_the_default_prefix_and_the_binary_runs() {
     assert!(!inst.home().join(".bashrc").exists());
     assert!(!inst.home().join(".zshrc").exists());
     // No temporary file is left in the prefix.
-    let names: Vec<_> =
-        fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, ["tj"]);
+    assert_eq!(prefix_names(&inst), ["tj"]);
 }
 
 #[test]
@@ -188,6 +186,11 @@ fn without_dd_the_binary_is_copied_all_the_same() {
     assert!(is_private(&dest, 0o755), "mode of {}", dest.display());
 }
 
+/// The names in the install prefix.
+fn prefix_names(inst: &Installer) -> Vec<std::ffi::OsString> {
+    fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect()
+}
+
 /// A `dd` on PATH that writes the first half of its input, then runs `then` (a shell line).
 fn half_dd(inst: &Installer, then: &str) -> OsString {
     let body = format!(
@@ -216,9 +219,7 @@ fn a_short_copy_replaces_nothing() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("differs from it"), "{}", stderr(&out));
     assert_eq!(fs::read(&dest).unwrap(), b"#!/bin/sh\necho old\n");
-    let names: Vec<_> =
-        fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, ["tj"]);
+    assert_eq!(prefix_names(&inst), ["tj"]);
 }
 
 /// A hangup or a quit (Ctrl-\\) during the copy ends the installer as the signal would, but
@@ -254,8 +255,7 @@ fn a_signal_during_the_copy_leaves_no_temporary_file() {
         }
         let exit = child.wait().unwrap();
         assert_eq!(exit.code(), Some(status), "signal {sig}");
-        let names: Vec<_> =
-            fs::read_dir(inst.prefix()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names = prefix_names(&inst);
         assert!(names.is_empty(), "signal {sig}: left {names:?}");
     }
 }
