@@ -29,9 +29,10 @@ a PTY and through a pipe, for the same command.
 
 Usage: scripts/bench-start.py [TJ] [RUNS] [BIG_RUNS]
   TJ        the tj binary (default: this tree's release build, built first as install.sh
-            builds it: statically linked on Linux, with musl where its standard library
-            is installed, unless TJ_DYNAMIC=1 or TJ_GLIBC=1; and copied as install.sh
-            installs it; also when empty, to give RUNS); examples/spawn_floor.rs is always
+            builds it: statically linked on Linux, with musl, whose standard library is
+            added with rustup when missing, unless TJ_DYNAMIC=1 or TJ_GLIBC=1; and copied
+            as install.sh installs it; also when empty, to give RUNS; the first line of
+            the report says which build it timed); examples/spawn_floor.rs is always
             built from this tree, that way
   RUNS      runs per command (default 21)
   BIG_RUNS  runs per command of the throughput row (default 7: each run moves 200 MB)
@@ -123,10 +124,29 @@ def timed_busy(argv: list[str], env: dict[str, str], clean: Path) -> tuple[float
     return wall, (after - before) if before is not None and after is not None else None
 
 
+def has_target(target: str) -> bool:
+    """Whether Rust's standard library for `target` is installed, after adding it with rustup
+    when it is not, as install.sh does (`has_target`): on a machine without it the bench
+    would otherwise time a glibc build, which starts slower than the musl one install.sh
+    gives (rows 3 and 4 by about a third on the 2-vCPU VM of issue 13)."""
+    def installed() -> bool:
+        libdir = subprocess.run(["rustc", "--print", "target-libdir", "--target", target],
+                                capture_output=True, text=True, cwd=ROOT).stdout.strip()
+        return bool(libdir) and any(Path(libdir).glob("libstd-*"))
+    if installed():
+        return True
+    if not shutil.which("rustup"):
+        return False
+    print(f"adding Rust's standard library for {target} (rustup target add {target}), as install.sh does",
+          file=sys.stderr)
+    added = subprocess.run(["rustup", "target", "add", target], cwd=ROOT).returncode == 0
+    return added and installed()
+
+
 def build(what: str = "tj") -> str:
     """This tree's release build of `what` (the tj binary, or an example) as install.sh makes
-    tj: on Linux statically linked, with musl where Rust's standard library for it is
-    installed (else glibc), the target named so that the flags reach it alone; elsewhere the
+    tj: on Linux statically linked, with musl (its standard library added with rustup when
+    missing; else glibc), the target named so that the flags reach it alone; elsewhere the
     usual one."""
     kind, out = (["--bin", "tj"], "tj") if what == "tj" else (["--example", what], f"examples/{what}")
     host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
@@ -135,9 +155,7 @@ def build(what: str = "tj") -> str:
     if host.endswith("-linux-gnu") and not os.environ.get("TJ_DYNAMIC"):
         target = host
         musl = host.removesuffix("-gnu") + "-musl"
-        libdir = subprocess.run(["rustc", "--print", "target-libdir", "--target", musl],
-                                capture_output=True, text=True, cwd=ROOT).stdout.strip()
-        if not os.environ.get("TJ_GLIBC") and libdir and any(Path(libdir).glob("libstd-*")):
+        if not os.environ.get("TJ_GLIBC") and has_target(musl):
             target = musl
         flags = "-C target-feature=+crt-static -C relocation-model=static"
         env = dict(os.environ, RUSTFLAGS=(os.environ.get("RUSTFLAGS", "") + " " + flags).strip())
@@ -159,6 +177,16 @@ def install_copy(src: str, dest: Path) -> str:
             out.write(chunk)
     dest.chmod(0o755)
     return str(dest)
+
+
+def linked(path: str) -> str:
+    """How `build` linked the binary it returned as `path`."""
+    target = os.path.relpath(path, os.environ.get("CARGO_TARGET_DIR", ROOT / "target")).split(os.sep)[0]
+    if target.endswith("-linux-musl"):
+        return f"{target}, statically linked"
+    if target.endswith("-linux-gnu"):
+        return f"{target}, statically linked (musl's standard library could not be had, or TJ_GLIBC is set)"
+    return "dynamically linked"
 
 
 def main() -> int:
@@ -215,6 +243,7 @@ def main() -> int:
              "script -qec cat inside script",
              [script, "-qec", floor_inner, "/dev/null"], 1.0),
         ] if script else []
+        print(f"tj: {tj}" + (f" (this tree's build: {linked(built)})" if built else ""))
         print(f"{runs} interleaved runs each; medians in ms")
         print(f"{'what':<44} {'tj':>8} {'floor':>8} {'ratio':>6} {'target':>7}  floor")
         for i, (name, argv, stdin, floor_name, floor, floor_stdin, target) in enumerate(rows):
