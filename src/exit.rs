@@ -114,9 +114,14 @@ pub(crate) fn die_of(sig: i32) {
     }
     default_unblocked(sig);
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    // SAFETY: tgkill sends a signal to this thread of this process; no memory is passed.
+    // SAFETY: gettid and tgkill take integers, and tgkill sends a signal to this thread of
+    // this process; no memory is passed. Not libc's `gettid`: Rust's standard library refers
+    // to that symbol weakly, and in tj's static musl build with LTO the reference then pulls
+    // no `gettid` from musl's archive: the call went to address 0 (tj died of SIGSEGV
+    // instead of its command's signal).
     unsafe {
-        libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig);
+        let tid = libc::syscall(libc::SYS_gettid);
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig);
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     // SAFETY: raise sends a signal to this thread; no memory is passed.
