@@ -47,7 +47,7 @@ fn full_screen(
     keys: &[u8],
 ) -> (Vec<u8>, String) {
     let emit = env.root.join("rendition.txt");
-    let mut cmd = in_outer(env, env!("CARGO_BIN_EXE_tj"));
+    let mut cmd = in_outer(env, crate::util::tj_bin_str());
     cmd.args(["run", "--emit"]);
     cmd.arg(&emit);
     cmd.args(["--", program]);

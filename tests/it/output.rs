@@ -78,7 +78,7 @@ fn reduce_json_passes_nul_and_lone_surrogates_through() {
 #[test]
 fn run_in_a_deleted_working_directory_still_runs_the_command() {
     let env = TestEnv::new();
-    let tj = env!("CARGO_BIN_EXE_tj");
+    let tj = crate::util::tj_bin_str();
     // The shell enters a directory, removes it, then execs tj there.
     let script = format!(
         "mkdir gone && cd gone && rmdir ../gone && exec {tj} run --agent --no-pty -- sh -c 'echo ran here; exit 3'"

@@ -55,7 +55,7 @@ fn outer_cmd(env: &TestEnv, script: &str) -> CommandBuilder {
     let mut cmd = in_outer(env, "sh");
     cmd.arg("-c");
     cmd.arg(script);
-    cmd.env("TJ", env!("CARGO_BIN_EXE_tj"));
+    cmd.env("TJ", crate::util::tj_bin_str());
     cmd
 }
 

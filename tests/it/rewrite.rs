@@ -111,7 +111,7 @@ fn segments_cover_every_simple_command_of_the_original() {
 #[test]
 fn the_command_prints_the_line_or_nothing_and_says_why_when_asked() {
     let env = TestEnv::new();
-    let tj = env!("CARGO_BIN_EXE_tj");
+    let tj = crate::util::tj_bin_str();
     let out = env.run(&["rewrite", "cd app && cargo test"], b"");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), format!("cd app && {tj} run --agent -- cargo test\n"));
@@ -405,7 +405,7 @@ fn have(shell: &str) -> bool {
 #[test]
 fn rewritten_lines_behave_like_the_originals_in_bash_and_zsh() {
     let env = TestEnv::new();
-    let tj = env!("CARGO_BIN_EXE_tj");
+    let tj = crate::util::tj_bin_str();
     let insert = format!("{tj} run --agent -- ");
     // Every eligible line, rewritten by the binary itself.
     let mut pairs = Vec::new();

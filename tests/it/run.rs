@@ -244,7 +244,7 @@ fn a_run_without_a_rendition_replaces_what_the_side_file_held() {
     // Too few descriptors for tj's pipes: the command runs in tj's place.
     let mut cmd = std::process::Command::new("sh");
     cmd.args(["-c", r#"ulimit -n 12 && exec "$TJ" run --emit "$EMIT" -- sh -c 'echo hi; exit 4'"#])
-        .env("TJ", env!("CARGO_BIN_EXE_tj"))
+        .env("TJ", crate::util::tj_bin_str())
         .env("EMIT", &target)
         .env("TJ_DATA_DIR", env.data())
         .env("TJ_CONFIG_DIR", env.root.join("config"))
@@ -280,7 +280,7 @@ fn transparent_mode_is_exactly_a_direct_run() {
 #[test]
 fn nested_tj_run_goes_transparent() {
     let env = TestEnv::new();
-    let tj = env!("CARGO_BIN_EXE_tj");
+    let tj = crate::util::tj_bin_str();
     let out = env.run(&["run", "--", tj, "run", "--", "sh", "-c", "echo inner; exit 3"], b"");
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(stdout(&out), "[tj] exit 3\ninner\n");
@@ -358,7 +358,7 @@ fn the_child_gets_tj_s_environment_in_its_order_and_bytes() {
         vars.push(var);
     }
     for mode in [&[][..], &["--no-pty"]] {
-        let mut args = vec![env!("CARGO_BIN_EXE_tj"), "run", "--raw"];
+        let mut args = vec![crate::util::tj_bin_str(), "run", "--raw"];
         args.extend(mode);
         args.extend(["--", "od", "-An", "-v", "-tx1", "/proc/self/environ"]);
         let mut cmd = exec_with_environment(&args, &vars);

@@ -30,7 +30,7 @@ impl Tmux {
         );
         let socket = format!("tj-test-{}", env.root.file_name().unwrap().to_string_lossy());
         let tmux = Tmux { socket };
-        let bin = Path::new(env!("CARGO_BIN_EXE_tj")).parent().unwrap().display().to_string();
+        let bin = Path::new(crate::util::tj_bin_str()).parent().unwrap().display().to_string();
         let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
         let shell = format!(
             "env -i HOME={home} PATH={path} TERM=xterm-256color TJ_DATA_DIR={data} \

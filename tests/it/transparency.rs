@@ -42,10 +42,10 @@ fn env_resets_signals() -> bool {
 fn tj(env: &TestEnv, args: &[&str]) -> Command {
     let mut cmd = if env_resets_signals() {
         let mut cmd = Command::new("env");
-        cmd.arg(RESET).arg(env!("CARGO_BIN_EXE_tj"));
+        cmd.arg(RESET).arg(crate::util::tj_bin_str());
         cmd
     } else {
-        Command::new(env!("CARGO_BIN_EXE_tj"))
+        Command::new(crate::util::tj_bin_str())
     };
     cmd.env_clear()
         .env("HOME", env.root.join("home"))
@@ -238,7 +238,7 @@ fn the_command_gets_sigpipe_as_tj_was_started_with_it() {
         };
         let without = ignored_signals(&shell("", false)) & pipe;
         assert_eq!(without != 0, !prelude.is_empty(), "bash's trap did not do what it says");
-        let tj = env!("CARGO_BIN_EXE_tj");
+        let tj = crate::util::tj_bin_str();
         for (mode, disable) in [("--agent", false), ("--agent --no-pty", false), ("", true)] {
             let text = shell(&format!("{tj} run {mode} --"), disable);
             assert_eq!(ignored_signals(&text) & pipe, without, "{prelude:?} {mode:?}: {text}");
@@ -518,7 +518,7 @@ fn live_stream_is_byte_identical_under_cpu_load_when_script_closes_stdin() {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("TJ_DATA_DIR", env.data())
             .env("TJ_CONFIG_DIR", env.root.join("config"))
-            .env("TJ", env!("CARGO_BIN_EXE_tj"))
+            .env("TJ", crate::util::tj_bin_str())
             .env("FILE", &file)
             .current_dir(env.work())
             .stdin(Stdio::null())
@@ -545,7 +545,7 @@ fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("TJ_DATA_DIR", env.data())
         .env("TJ_CONFIG_DIR", env.root.join("config"))
-        .env("TJ", env!("CARGO_BIN_EXE_tj"))
+        .env("TJ", crate::util::tj_bin_str())
         .current_dir(env.work());
     env.run_cmd(cmd, b"")
 }
@@ -754,7 +754,7 @@ fn a_signal_during_a_failed_setup_ends_tj_without_running_the_command() {
     // socket (set up before any pipe) is held in that pipe2.
     cmd.args(["--seccomp-bpf", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pipe2"])
         .args(["-e", "inject=pipe2:error=EMFILE:delay_enter=1500000:when=1", "--"])
-        .arg(env!("CARGO_BIN_EXE_tj"))
+        .arg(crate::util::tj_bin_str())
         .args(["run", "--agent", "--no-pty", "--", "sh", "-c", "echo ran >ran"])
         .env("TJ_DATA_DIR", env.data())
         .env("TJ_CONFIG_DIR", env.root.join("config"))
@@ -813,7 +813,7 @@ fn an_exec_failing_in_tj_s_place_gives_env_s_status() {
     };
     let (alone, said) = code(&["env", "true"]);
     assert_eq!(alone, Some(126), "env: {said}");
-    let (with_tj, said) = code(&[env!("CARGO_BIN_EXE_tj"), "run", "--", "true"]);
+    let (with_tj, said) = code(&[crate::util::tj_bin_str(), "run", "--", "true"]);
     assert_eq!(with_tj, alone, "tj: {said}");
     assert!(said.contains("true"), "{said}");
 }

@@ -7,6 +7,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
+/// The tj binary under test: cargo's build of this tree, or the one `TJ_TEST_BIN` names (an
+/// absolute path). CI runs the tests again against the binary install.sh ships (a static musl
+/// release build with LTO), which a test build does not make: a difference of the link, such
+/// as a symbol that resolves in one and not in the other, shows only there.
+pub(crate) fn tj_bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os("TJ_TEST_BIN") {
+        Some(bin) if !bin.is_empty() => {
+            let bin = PathBuf::from(bin);
+            assert!(bin.is_absolute(), "TJ_TEST_BIN must be an absolute path: {}", bin.display());
+            bin
+        }
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_tj")),
+    })
+}
+
+/// [`tj_bin`] as text, for argument lists and environment values.
+pub(crate) fn tj_bin_str() -> &'static str {
+    tj_bin().to_str().expect("the tj binary's path is UTF-8")
+}
+
 /// A fresh HOME, data dir, config dir and working directory, removed on drop.
 pub(crate) struct TestEnv {
     pub(crate) root: PathBuf,
@@ -45,7 +66,7 @@ impl TestEnv {
     }
 
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tj"));
+        let mut cmd = Command::new(tj_bin());
         cmd.env_clear()
             .env("HOME", self.root.join("home"))
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
