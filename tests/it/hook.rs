@@ -641,7 +641,7 @@ fn a_tj_binary_removed_while_the_hook_runs_is_not_named_in_a_rewrite() {
     let env = TestEnv::new();
     let copy = env.root.join("bin/tj");
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    std::fs::copy(crate::util::tj_bin_str(), &copy).unwrap();
+    std::fs::copy(crate::util::tj_bin(), &copy).unwrap();
     let mut cmd = std::process::Command::new(&copy);
     cmd.args(["hook", "claude-code"])
         .env_clear()

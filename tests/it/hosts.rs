@@ -66,7 +66,7 @@ impl Hosts {
 }
 
 fn tj_path() -> String {
-    std::fs::canonicalize(crate::util::tj_bin_str()).unwrap().display().to_string()
+    std::fs::canonicalize(crate::util::tj_bin()).unwrap().display().to_string()
 }
 
 fn fixture(host: &str) -> String {

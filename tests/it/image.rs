@@ -34,7 +34,7 @@ fn load_segments(bytes: &[u8]) -> Vec<(u64, u64, u64, u64)> {
 #[test]
 fn tj_s_segments_are_aligned_to_huge_pages_where_its_address_is_fixed() {
     const HUGE: u64 = 2 << 20;
-    let bytes = fs::read(crate::util::tj_bin_str()).unwrap();
+    let bytes = fs::read(crate::util::tj_bin()).unwrap();
     let position_independent = match le::<2>(&bytes, 0x10) {
         2 => false, // ET_EXEC
         3 => true,  // ET_DYN

@@ -93,7 +93,7 @@ impl Hook {
     fn path(&self, with_tj: bool) -> OsString {
         let mut dirs = vec![self.env.root.join("bin")];
         if with_tj {
-            dirs.push(Path::new(crate::util::tj_bin_str()).parent().unwrap().to_path_buf());
+            dirs.push(crate::util::tj_bin().parent().unwrap().to_path_buf());
         }
         // The rest of PATH, minus any directory with a `tj` of its own (an installed tj must
         // not stand in for the one under test, nor defeat "tj is missing").

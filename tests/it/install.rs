@@ -31,7 +31,7 @@ impl Installer {
         fs::create_dir_all(repo.join("target/release")).unwrap();
         fs::copy(manifest_dir().join("install.sh"), repo.join("install.sh")).unwrap();
         env.write("repo/Cargo.toml", "[package]\nname = \"tj\"\n");
-        fs::copy(crate::util::tj_bin_str(), repo.join("target/release/tj")).unwrap();
+        fs::copy(crate::util::tj_bin(), repo.join("target/release/tj")).unwrap();
         Installer { env, repo }
     }
 

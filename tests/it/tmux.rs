@@ -6,7 +6,6 @@
 //! Each step waits for the text it acts on to be on the screen (30 s deadline, polling, no
 //! fixed sleeps). Every test runs its own tmux server (`-L`), killed on drop.
 
-use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,7 @@ impl Tmux {
         );
         let socket = format!("tj-test-{}", env.root.file_name().unwrap().to_string_lossy());
         let tmux = Tmux { socket };
-        let bin = Path::new(crate::util::tj_bin_str()).parent().unwrap().display().to_string();
+        let bin = crate::util::tj_bin().parent().unwrap().display().to_string();
         let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
         let shell = format!(
             "env -i HOME={home} PATH={path} TERM=xterm-256color TJ_DATA_DIR={data} \

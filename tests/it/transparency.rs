@@ -45,7 +45,7 @@ fn tj(env: &TestEnv, args: &[&str]) -> Command {
         cmd.arg(RESET).arg(crate::util::tj_bin_str());
         cmd
     } else {
-        Command::new(crate::util::tj_bin_str())
+        Command::new(crate::util::tj_bin())
     };
     cmd.env_clear()
         .env("HOME", env.root.join("home"))
