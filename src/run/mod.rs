@@ -330,9 +330,12 @@ pub struct Outcome {
     /// A descendant kept the PTY (or pipe) open after the child exited; the drain cap, not
     /// EOF, ended the read.
     pub pty_held_open: bool,
-    /// The live writer failed (its reader went away: EPIPE): forwarding stopped, capture
-    /// went on. Says why.
+    /// The live writer failed: forwarding stopped. Says why, and what tj did about it.
     pub live_lost: Option<String>,
+    /// The live writer failed because its reader went away (a broken pipe), and the command
+    /// was told as a write to that pipe would have told it without tj (SIGPIPE, or EPIPE
+    /// through a pipe whose read end tj closed).
+    pub reader_gone: bool,
     /// Anything else worth one line on stderr, each once.
     pub warnings: Vec<String>,
     /// The child was waiting for input on the PTY for [`Spec::blocked_after`] and tj ended
@@ -369,6 +372,7 @@ impl Outcome {
             duration: Duration::ZERO,
             pty_held_open: false,
             live_lost: None,
+            reader_gone: false,
             warnings,
             blocked: None,
             cols: None,
@@ -438,6 +442,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
         };
 
     let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
+    // Only a live reader can go away, and only through a PTY does the pump need a hand.
+    let events = (master.is_some() && live.is_some()).then(|| tx.clone());
     let pump = Pump {
         source,
         exited: exited_rx,
@@ -447,6 +453,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
         drain_idle: spec.drain_idle,
         drain_total: spec.drain_total,
         idle,
+        events,
     };
     let here = watch.fd().is_some() && watch.reports_exits() && keys.is_none();
     let pumping = match Pumping::start(pump, here, prepare, &tx) {
@@ -921,6 +928,7 @@ fn outcome(
         duration,
         pty_held_open: report.held_open,
         live_lost: report.live_lost,
+        reader_gone: report.reader_gone,
         warnings,
         blocked: done.blocked,
         cols,

@@ -750,6 +750,9 @@ pub(super) struct PumpReport {
     pub(super) held_open: bool,
     /// Why live forwarding stopped, if it did.
     pub(super) live_lost: Option<String>,
+    /// The live output's reader went away (a broken pipe), and the command was told as a
+    /// write to that pipe would have told it: see [`Pump::reader_gone`].
+    pub(super) reader_gone: bool,
     pub(super) warnings: Vec<String>,
 }
 
@@ -784,6 +787,10 @@ pub(super) struct Pump {
     /// The blocked-on-input watchdog's view of the output, when it is on: told of every
     /// chunk, and reporting silences while the child runs.
     pub(super) idle: Option<IdleWatch>,
+    /// Where the pump reports that the command wrote output after the live output's reader
+    /// went away ([`Event::ReaderGone`]), when `source` is a PTY master: see
+    /// [`Pump::reader_gone`].
+    pub(super) events: Option<Sender<Event>>,
 }
 
 impl Pump {
@@ -903,6 +910,11 @@ impl Flow {
             Ok(n) => {
                 let chunk = self.buf.get(..n).unwrap_or_default();
                 self.pump.deliver(chunk, &mut self.report);
+                if self.report.reader_gone
+                    && self.pump.reader_gone(self.deadline.is_none(), &mut self.report)
+                {
+                    return ControlFlow::Break(());
+                }
                 if n == self.buf.len() && self.buf.len() < CHUNK {
                     self.buf.resize(self.buf.len() * 2, 0);
                 }
@@ -954,13 +966,50 @@ impl Pump {
                 .unwrap_or_else(|_| Err(io::Error::other("the live writer panicked")));
             if let Err(err) = written {
                 self.live = None;
-                report.live_lost = Some(if err.kind() == io::ErrorKind::BrokenPipe {
-                    "the reader of the live output went away (broken pipe)".to_owned()
+                report.reader_gone = err.kind() == io::ErrorKind::BrokenPipe;
+                report.live_lost = Some(if report.reader_gone {
+                    "the reader of the live output went away (broken pipe); the command got \
+                     SIGPIPE for its writes since, as it would without tj, and its output is \
+                     still captured"
+                        .to_owned()
                 } else {
-                    format!("could not write the live output: {err}")
+                    format!(
+                        "could not write the live output: {err}; live output stopped, the \
+                         output is still captured"
+                    )
                 });
             }
         }
+    }
+
+    /// The command wrote output after the live output's reader went away: the chunk just
+    /// delivered was the first the reader missed, or came later. Without tj that write
+    /// would have failed on the broken pipe, so the command is told as it would have been,
+    /// and `tj run --live -- yes | head` ends as `yes | head` does instead of running for
+    /// ever. `running`: the command has not exited (what is left of its process group then
+    /// is not tj's to signal). Returns whether the pump is done.
+    ///
+    /// - Through a pipe (`--no-pty`), the pump closes its read end by ending: the command's
+    ///   next write to it fails with EPIPE, or SIGPIPE ends it, exactly as without tj. What
+    ///   it wrote into the pipe before that is neither read nor captured.
+    /// - Through a PTY, whose writes cannot fail that way, its process group gets SIGPIPE
+    ///   ([`Event::ReaderGone`]) for each chunk it writes while it runs, as the kernel sends
+    ///   one for each failed write. A command that ignores SIGPIPE keeps running, and its
+    ///   output is still captured.
+    fn reader_gone(&mut self, running: bool, report: &mut PumpReport) -> bool {
+        let Some(events) = self.events.as_ref() else {
+            report.live_lost = Some(
+                "the reader of the live output went away (broken pipe); the output pipe was \
+                 closed so that the command's writes fail as they would without tj, and what \
+                 it wrote after that is not captured"
+                    .to_owned(),
+            );
+            return true;
+        };
+        if running {
+            let _ = events.send(Event::ReaderGone);
+        }
+        false
     }
 }
 

@@ -45,6 +45,10 @@ pub(super) enum Event {
     /// The output has been silent for `Spec::blocked_after` (sent again every second while
     /// it stays silent): the watchdog looks whether the child is blocked on input.
     Idle(Quiet),
+    /// The command wrote output through the PTY after the live output's reader went away:
+    /// its process group gets SIGPIPE while it runs, as a write to the broken pipe would
+    /// have sent it (see `Pump::reader_gone`).
+    ReaderGone,
 }
 
 /// The signals forwarded to the child's process group.
@@ -594,6 +598,11 @@ impl<'a> Supervisor<'a> {
                 suspend_with_child(self.pid, self.term);
             }
             Event::Suspend => {}
+            Event::ReaderGone => {
+                if self.done.exited_at.is_none() {
+                    let _ = nix_signal::killpg(self.pid, Signal::SIGPIPE);
+                }
+            }
             Event::Signal(SIGCHLD) => {
                 if self.done.exited_at.is_none()
                     && self.child.is_some_and(|child| has_exited(child, false))

@@ -456,17 +456,75 @@ impl Write for BrokenPipe {
     }
 }
 
+/// `lines` numbered lines of output, from `sh` after `prelude`.
+fn numbered_lines(prelude: &str, lines: u32) -> Spec {
+    sh(&format!(
+        "{prelude}i=0; while [ $i -lt {lines} ]; do echo \"line $i of the output\"; i=$((i+1)); done"
+    ))
+}
+
 #[test]
 fn vanished_live_reader_stops_forwarding_but_not_capture() {
-    let spec =
-        sh("i=0; while [ $i -lt 2000 ]; do echo \"line $i of the output\"; i=$((i+1)); done");
-    let r = relay_with(spec, None, Some(Box::new(BrokenPipe)));
+    // A command that ignores SIGPIPE runs on through a PTY, and all of its output is kept.
+    let r = relay_with(numbered_lines("trap '' PIPE; ", 2000), None, Some(Box::new(BrokenPipe)));
     assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
     assert!(r.outcome.live_lost.is_some());
+    assert!(r.outcome.reader_gone);
     let text = r.text();
     assert_eq!(text.lines().count(), 2000);
     assert!(text.starts_with("line 0 of the output\r\n"));
     assert!(text.ends_with("line 1999 of the output\r\n"));
+}
+
+#[test]
+fn a_command_writing_after_its_live_reader_went_away_gets_sigpipe_through_a_pty() {
+    // Without tj, `sh` would die of SIGPIPE at its first write into the broken pipe.
+    let r = relay_with(numbered_lines("", 200_000), None, Some(Box::new(BrokenPipe)));
+    assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGPIPE)));
+    assert!(r.outcome.reader_gone);
+    let text = r.text();
+    assert!(text.starts_with("line 0 of the output\r\n"), "{text}");
+    assert!(text.lines().count() < 200_000, "the command ran to its end");
+}
+
+#[test]
+fn a_command_writing_after_its_live_reader_went_away_finds_its_pipe_broken_without_a_pty() {
+    // The pipe tj reads is closed as the one the reader left was: the writes fail as they
+    // would without tj, with SIGPIPE, or with EPIPE when it is ignored (`echo` then fails
+    // and the loop goes on).
+    for (prelude, exit) in [("", Exit::Signal(libc::SIGPIPE)), ("trap '' PIPE; ", Exit::Code(0))] {
+        let mut spec = numbered_lines(prelude, 200_000);
+        spec.pty = false;
+        let r = relay_with(spec, None, Some(Box::new(BrokenPipe)));
+        assert_eq!(r.outcome.exit, Ok(exit), "{prelude:?}");
+        assert!(r.outcome.reader_gone, "{prelude:?}");
+        assert!(r.outcome.live_lost.as_ref().is_some_and(|why| why.contains("not captured")));
+        let text = r.text();
+        assert!(text.starts_with("line 0 of the output\n"), "{prelude:?}: {text}");
+        assert!(text.lines().count() < 200_000, "{prelude:?}: all of the output was read");
+    }
+}
+
+#[test]
+fn a_live_writer_failing_otherwise_leaves_the_command_alone() {
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    for pty in [true, false] {
+        let mut spec = numbered_lines("", 2000);
+        spec.pty = pty;
+        let r = relay_with(spec, None, Some(Box::new(Full)));
+        assert_eq!(r.outcome.exit, Ok(Exit::Code(0)), "pty: {pty}");
+        assert!(!r.outcome.reader_gone);
+        assert!(r.outcome.live_lost.is_some());
+        assert_eq!(r.text().lines().count(), 2000, "pty: {pty}");
+    }
 }
 
 #[test]

@@ -550,6 +550,43 @@ fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
     env.run_cmd(cmd, b"")
 }
 
+// --- A live reader that goes away --------------------------------------------------------
+
+/// `tj run --live -- yes | head` ends as `yes | head` does: `yes` learns at its next write
+/// that its reader is gone (SIGPIPE, or EPIPE when it ignores SIGPIPE), with the same status
+/// and nothing more on stderr. It ran for ever before: tj went on capturing a reader-less
+/// output. Through a PTY a command that ignores SIGPIPE cannot be told (a PTY's writes do
+/// not fail that way; see `Pump::reader_gone`), so that case runs without a PTY only.
+#[test]
+fn a_live_reader_going_away_ends_the_command_as_without_tj() {
+    let env = TestEnv::new();
+    let cases = [
+        ("--live", "yes"),
+        ("--live --no-pty", "yes"),
+        ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\""),
+    ];
+    for (mode, command) in cases {
+        // `timeout` in both, so that a hang fails the test with 124 instead of holding it up.
+        let wrapped = |prefix: &str| {
+            format!(
+                "{{ timeout 20 {prefix}{command}; echo $? >status; }} | head -c 100000 >/dev/null; cat status"
+            )
+        };
+        let without = shell(&env, &wrapped(""));
+        let with = shell(&env, &wrapped(&format!("\"$TJ\" run {mode} -- ")));
+        let status = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_ne!(status(&without).trim(), "124", "{command}: the case itself hangs");
+        assert_eq!(status(&with), status(&without), "{mode} {command}: {with:?}");
+        let (err_with, err_without) =
+            (String::from_utf8_lossy(&with.stderr), String::from_utf8_lossy(&without.stderr));
+        if err_without.is_empty() {
+            assert_eq!(err_with, "", "{mode} {command}");
+        } else {
+            assert!(err_with.contains(err_without.trim()), "{mode} {command}: {err_with}");
+        }
+    }
+}
+
 const OUT_AND_ERR: &str = r#""$TJ" run -- sh -c 'echo out; echo err >&2'"#;
 
 #[test]
