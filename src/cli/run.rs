@@ -141,7 +141,14 @@ pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
     // An empty output is not stored (see `record_unstored`).
     let empty = run.captured.total_bytes == 0 && run.captured.streamed.is_none();
-    if watched {
+    // The reader of the rendition on stdout went away while the command ran: nobody is given
+    // one, as nobody is of a watched run, and the original is kept the same way (an id of
+    // its own, which needs no digest).
+    let unread = run.outcome.reader_gone && !has_side_channel(args);
+    if unread {
+        run.captured.sha256 = None;
+    }
+    if watched || unread {
         if !empty {
             keep_watched(store.as_ref(), &mut run.captured, &mut meta);
         }
@@ -443,6 +450,9 @@ fn relay(
     // Where nothing can be stored, the capture streams the output to stdout once it is
     // past what memory holds, and that write waits on the reader.
     io.capture_may_stall = !storable && mode == Mode::Agent;
+    // The reader of stdout (the live output, or the rendition to come), if it is a pipe or a
+    // socket: it can go away while the command runs.
+    io.reader = relay::stdout_stream();
     let outcome = relay::run_meanwhile(spec, io, meanwhile);
     match (&outcome.exit, outcome.ended_by) {
         // Signalled while setting up: ends as the command would have, never started.

@@ -189,6 +189,12 @@ pub struct RelayIo {
     /// is watched live, so that a reader that stalls does not hold up the forwarding of
     /// signals (see `Pumping`).
     pub capture_may_stall: bool,
+    /// Where the rendition goes once the command has ended, when that is a pipe or a socket
+    /// ([`stdout_stream`]): watched while the command runs, so that a reader that goes away
+    /// before then is noticed, and the command told as a write to it would have told it
+    /// without tj (see [`Outcome::reader_gone`]). `None`: nothing to watch (the live writer,
+    /// if any, finds out by writing).
+    pub reader: Option<OwnedFd>,
 }
 
 impl RelayIo {
@@ -201,6 +207,7 @@ impl RelayIo {
             stderr: None,
             prepare: None,
             capture_may_stall: false,
+            reader: None,
         }
     }
 }
@@ -222,7 +229,16 @@ pub fn stderr_apart(agent: bool) -> Option<OwnedFd> {
     is_apart(out, err, agent).then(|| io::stderr().as_fd().try_clone_to_owned().ok()).flatten()
 }
 
-/// What an open file is, for [`stderr_apart`].
+/// tj's stdout (a duplicate), if it is a pipe or a socket: a stream whose reader can go
+/// away, for [`RelayIo::reader`].
+pub fn stdout_stream() -> Option<OwnedFd> {
+    let out = io::stdout();
+    Endpoint::of(out.as_fd())
+        .filter(|end| end.stream)
+        .and_then(|_| out.as_fd().try_clone_to_owned().ok())
+}
+
+/// What an open file is, for [`stderr_apart`] and [`stdout_stream`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Endpoint {
     /// Device, inode and, for a device file, the device it is: equal for the same file.
@@ -417,7 +433,7 @@ pub fn run_meanwhile(spec: &Spec, io: RelayIo, meanwhile: impl FnOnce()) -> Outc
 /// ([`exec::spawn`]), who reports its exit ([`watch_exit`]); then the event loop until it has
 /// ended and its output is drained.
 fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outcome {
-    let RelayIo { live, capture, stdin, stderr, prepare, capture_may_stall } = io;
+    let RelayIo { live, capture, stdin, stderr, prepare, capture_may_stall, reader } = io;
     let mut warnings = Vec::new();
     if spec.argv.is_empty() {
         return Outcome::failed(SpawnError::Other("no command given".to_owned()), warnings);
@@ -442,8 +458,8 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
         };
 
     let (watchdog, idle) = blocked_watch(spec, master.as_ref(), &tx, &mut warnings);
-    // Only a live reader can go away, and only through a PTY does the pump need a hand.
-    let events = (master.is_some() && live.is_some()).then(|| tx.clone());
+    // Only through a PTY does the pump need a hand to tell the command its reader went away.
+    let events = (master.is_some() && (live.is_some() || reader.is_some())).then(|| tx.clone());
     let pump = Pump {
         source,
         exited: exited_rx,
@@ -454,6 +470,7 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
         drain_total: spec.drain_total,
         idle,
         events,
+        reader,
     };
     let here = watch.fd().is_some() && watch.reports_exits() && keys.is_none();
     let pumping = match Pumping::start(pump, here, prepare, &tx) {
@@ -663,6 +680,11 @@ fn supervise_here(
         {
             wake.drain();
         }
+        if ready.reader_left
+            && let Some(pumping) = flow.as_mut()
+        {
+            pumping.reader_left();
+        }
         if let Some(pumping) = flow.as_mut()
             && pumping.step(ready.readable, ready.exited).is_break()
             && let Some(done) = flow.take()
@@ -682,6 +704,7 @@ struct Ready {
     woken: bool,
     readable: bool,
     exited: bool,
+    reader_left: bool,
 }
 
 /// Waits up to `timeout` (`None`: for ever) for the signals, the wake pipe, the output and
@@ -698,18 +721,29 @@ fn wait_here(
         wake.map(Wake::fd),
         flow.map(pty::Flow::source),
         flow.filter(|flow| flow.watches_exit()).map(pty::Flow::exited),
+        flow.and_then(pty::Flow::reader),
     ];
     let mut fds = Vec::with_capacity(watched.len());
-    let mut at = [None; 4];
+    let mut at = [None; 5];
     for (slot, fd) in at.iter_mut().zip(watched) {
         if let Some(fd) = fd {
             *slot = Some(fds.len());
             fds.push(PollFd::new(fd, PollFlags::POLLIN));
         }
     }
+    // The reader's side: only its going away (POLLERR, POLLHUP) is of interest.
+    if let Some(reader) = at[4].and_then(|at| fds.get_mut(at)) {
+        reader.set_events(PollFlags::empty());
+    }
     poll(&mut fds, timeout.map_or(PollTimeout::NONE, pty::poll_timeout))?;
     let has = |slot: Option<usize>| slot.and_then(|at| fds.get(at)).is_some_and(pty::has_events);
-    Ok(Ready { signalled: has(at[0]), woken: has(at[1]), readable: has(at[2]), exited: has(at[3]) })
+    Ok(Ready {
+        signalled: has(at[0]),
+        woken: has(at[1]),
+        readable: has(at[2]),
+        exited: has(at[3]),
+        reader_left: has(at[4]),
+    })
 }
 
 /// How a test sends events to a relay once its child runs ([`relay`]'s `on_spawn`).
@@ -1020,6 +1054,7 @@ mod tests {
             stderr: None,
             prepare: None,
             capture_may_stall: false,
+            reader: None,
         };
         let (events_tx, events_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();

@@ -751,8 +751,11 @@ pub(super) struct PumpReport {
     /// Why live forwarding stopped, if it did.
     pub(super) live_lost: Option<String>,
     /// The live output's reader went away (a broken pipe), and the command was told as a
-    /// write to that pipe would have told it: see [`Pump::reader_gone`].
+    /// write to that pipe would have told it: see [`Pump::gone`].
     pub(super) reader_gone: bool,
+    /// Through a PTY, which reader went away, until the command is first sent SIGPIPE for
+    /// it (then `live_lost` says so).
+    pub(super) gone: Option<&'static str>,
     pub(super) warnings: Vec<String>,
 }
 
@@ -787,10 +790,13 @@ pub(super) struct Pump {
     /// The blocked-on-input watchdog's view of the output, when it is on: told of every
     /// chunk, and reporting silences while the child runs.
     pub(super) idle: Option<IdleWatch>,
-    /// Where the pump reports that the command wrote output after the live output's reader
-    /// went away ([`Event::ReaderGone`]), when `source` is a PTY master: see
-    /// [`Pump::reader_gone`].
+    /// Where the pump reports that the command wrote output after its reader went away
+    /// ([`Event::ReaderGone`]): `Some` exactly when `source` is a PTY master and a reader can
+    /// go away (see [`Pump::gone`]).
     pub(super) events: Option<Sender<Event>>,
+    /// Where the rendition goes, watched for its reader going away ([`super::RelayIo::
+    /// reader`]) until it does.
+    pub(super) reader: Option<OwnedFd>,
 }
 
 impl Pump {
@@ -801,20 +807,33 @@ impl Pump {
         let mut flow = Flow::new(self);
         loop {
             let timeout = flow.timeout();
-            let mut fds = [
-                PollFd::new(flow.pump.source.as_fd(), PollFlags::POLLIN),
-                PollFd::new(flow.pump.exited.as_fd(), PollFlags::POLLIN),
-            ];
-            let watched = if flow.watches_exit() { 2 } else { 1 };
-            let woke =
-                match poll(&mut fds[..watched], timeout.map_or(PollTimeout::NONE, poll_timeout)) {
-                    Ok(_) => (has_events(&fds[0]), watched == 2 && has_events(&fds[1])),
-                    Err(Errno::EINTR) => continue,
-                    Err(err) => {
-                        flow.fail(&err);
-                        break;
-                    }
-                };
+            let mut fds = Vec::with_capacity(3);
+            fds.push(PollFd::new(flow.pump.source.as_fd(), PollFlags::POLLIN));
+            let exit_at = flow.watches_exit().then(|| {
+                fds.push(PollFd::new(flow.pump.exited.as_fd(), PollFlags::POLLIN));
+                fds.len() - 1
+            });
+            // The reader's side: only its going away (POLLERR, POLLHUP) is of interest.
+            let reader_at = flow.reader().map(|reader| {
+                fds.push(PollFd::new(reader, PollFlags::empty()));
+                fds.len() - 1
+            });
+            let has = |fds: &[PollFd<'_>], at: Option<usize>| {
+                at.and_then(|at| fds.get(at)).is_some_and(has_events)
+            };
+            let woke = match poll(&mut fds, timeout.map_or(PollTimeout::NONE, poll_timeout)) {
+                Ok(_) => (has(&fds, Some(0)), has(&fds, exit_at), has(&fds, reader_at)),
+                Err(Errno::EINTR) => continue,
+                Err(err) => {
+                    drop(fds);
+                    flow.fail(&err);
+                    break;
+                }
+            };
+            drop(fds);
+            if woke.2 {
+                flow.reader_left();
+            }
             if flow.step(woke.0, woke.1).is_break() {
                 break;
             }
@@ -858,6 +877,21 @@ impl Flow {
         self.pump.exited.as_fd()
     }
 
+    /// Where the rendition goes, while its reader is there: poll it for nothing, its going
+    /// away shows as POLLERR or POLLHUP ([`Flow::reader_left`]).
+    pub(super) fn reader(&self) -> Option<BorrowedFd<'_>> {
+        self.pump.reader.as_ref().map(AsFd::as_fd)
+    }
+
+    /// The reader of the rendition went away: the descriptor is no longer watched, and the
+    /// command is told (see [`Pump::gone`]): through a pipe at once, by the next
+    /// [`Flow::step`]; through a PTY when it next writes.
+    pub(super) fn reader_left(&mut self) {
+        if self.pump.reader.take().is_some() && !self.report.reader_gone {
+            self.pump.gone("the reader of stdout went away", &mut self.report);
+        }
+    }
+
     /// Whether the exit pipe is to be polled: until it has hung up.
     pub(super) fn watches_exit(&self) -> bool {
         self.deadline.is_none()
@@ -878,6 +912,10 @@ impl Flow {
     /// the exit pipe hung up. Neither, or a wait cut short by something else, is harmless:
     /// what is due is judged by the clock. Breaks when the pump is done.
     pub(super) fn step(&mut self, readable: bool, exited: bool) -> ControlFlow<()> {
+        if self.report.reader_gone && self.pump.events.is_none() {
+            // Through a pipe: closing it tells the command (see `Pump::gone`).
+            return ControlFlow::Break(());
+        }
         if exited && self.deadline.is_none() {
             let now = Instant::now();
             self.deadline = Some(now + self.pump.drain_total);
@@ -910,10 +948,25 @@ impl Flow {
             Ok(n) => {
                 let chunk = self.buf.get(..n).unwrap_or_default();
                 self.pump.deliver(chunk, &mut self.report);
-                if self.report.reader_gone
-                    && self.pump.reader_gone(self.deadline.is_none(), &mut self.report)
-                {
-                    return ControlFlow::Break(());
+                if self.report.reader_gone {
+                    // The command wrote after its reader went away (this chunk was the
+                    // first the reader missed, or came later): see `Pump::gone`.
+                    match self.pump.events.as_ref() {
+                        None => return ControlFlow::Break(()),
+                        Some(events) if self.deadline.is_none() => {
+                            let _ = events.send(Event::ReaderGone);
+                            let why = self.report.gone.take();
+                            if let Some(what) = why {
+                                self.report.live_lost = Some(format!(
+                                    "{what}; tj sent the command SIGPIPE for each write since, \
+                                     as a write to a broken pipe would, and its output is still \
+                                     captured"
+                                ));
+                            }
+                        }
+                        // It has exited: what is left of its process group is not tj's.
+                        Some(_) => {}
+                    }
                 }
                 if n == self.buf.len() && self.buf.len() < CHUNK {
                     self.buf.resize(self.buf.len() * 2, 0);
@@ -966,50 +1019,43 @@ impl Pump {
                 .unwrap_or_else(|_| Err(io::Error::other("the live writer panicked")));
             if let Err(err) = written {
                 self.live = None;
-                report.reader_gone = err.kind() == io::ErrorKind::BrokenPipe;
-                report.live_lost = Some(if report.reader_gone {
-                    "the reader of the live output went away (broken pipe); the command got \
-                     SIGPIPE for its writes since, as it would without tj, and its output is \
-                     still captured"
-                        .to_owned()
+                if err.kind() == io::ErrorKind::BrokenPipe {
+                    self.gone("the reader of the live output went away (broken pipe)", report);
                 } else {
-                    format!(
+                    report.live_lost = Some(format!(
                         "could not write the live output: {err}; live output stopped, the \
                          output is still captured"
-                    )
-                });
+                    ));
+                }
             }
         }
     }
 
-    /// The command wrote output after the live output's reader went away: the chunk just
-    /// delivered was the first the reader missed, or came later. Without tj that write
-    /// would have failed on the broken pipe, so the command is told as it would have been,
-    /// and `tj run --live -- yes | head` ends as `yes | head` does instead of running for
-    /// ever. `running`: the command has not exited (what is left of its process group then
-    /// is not tj's to signal). Returns whether the pump is done.
+    /// `what` went away: the reader of the live output (a write failed with EPIPE), or of
+    /// the rendition still to come on stdout (watched: [`Flow::reader_left`]). Without tj the
+    /// command's next write would fail on the broken pipe, so it is told as it would have
+    /// been, and `tj run --live -- yes | head` ends as `yes | head` does instead of running
+    /// for ever:
     ///
-    /// - Through a pipe (`--no-pty`), the pump closes its read end by ending: the command's
-    ///   next write to it fails with EPIPE, or SIGPIPE ends it, exactly as without tj. What
-    ///   it wrote into the pipe before that is neither read nor captured.
+    /// - Through a pipe (`--no-pty`, [`Pump::events`] `None`), the pump ends, which closes
+    ///   its read end: the command's next write fails with EPIPE, or SIGPIPE ends it,
+    ///   exactly as without tj. What it had written into the pipe is not captured.
     /// - Through a PTY, whose writes cannot fail that way, its process group gets SIGPIPE
     ///   ([`Event::ReaderGone`]) for each chunk it writes while it runs, as the kernel sends
     ///   one for each failed write. A command that ignores SIGPIPE keeps running, and its
-    ///   output is still captured.
-    fn reader_gone(&mut self, running: bool, report: &mut PumpReport) -> bool {
-        let Some(events) = self.events.as_ref() else {
-            report.live_lost = Some(
-                "the reader of the live output went away (broken pipe); the output pipe was \
-                 closed so that the command's writes fail as they would without tj, and what \
-                 it wrote after that is not captured"
-                    .to_owned(),
-            );
-            return true;
-        };
-        if running {
-            let _ = events.send(Event::ReaderGone);
+    ///   output is still captured. A last write followed by the command's exit goes
+    ///   unpunished: the signal comes too late, where without tj the write itself failed.
+    fn gone(&self, what: &'static str, report: &mut PumpReport) {
+        report.reader_gone = true;
+        if self.events.is_some() {
+            // Said once the command is sent SIGPIPE, if ever.
+            report.gone = Some(what);
+        } else {
+            report.live_lost = Some(format!(
+                "{what}; tj closed the command's output pipe, so that its writes fail as they \
+                 would without tj, and what it wrote after that is not captured"
+            ));
         }
-        false
     }
 }
 

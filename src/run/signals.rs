@@ -47,7 +47,7 @@ pub(super) enum Event {
     Idle(Quiet),
     /// The command wrote output through the PTY after the live output's reader went away:
     /// its process group gets SIGPIPE while it runs, as a write to the broken pipe would
-    /// have sent it (see `Pump::reader_gone`).
+    /// have sent it (see `Pump::gone`).
     ReaderGone,
 }
 

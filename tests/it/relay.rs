@@ -106,6 +106,16 @@ fn dev_null() -> OwnedFd {
 
 /// Runs `spec` with stdin from `stdin` (default /dev/null), live into a buffer.
 fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + Send>>) -> Relayed {
+    relay_reader(spec, stdin, live, None)
+}
+
+/// [`relay_with`], with `reader` watched for its reader going away.
+fn relay_reader(
+    spec: Spec,
+    stdin: Option<OwnedFd>,
+    live: Option<Box<dyn Write + Send>>,
+    reader: Option<OwnedFd>,
+) -> Relayed {
     let captured = Shared::default();
     let sink = captured.clone();
     let io = RelayIo {
@@ -115,6 +125,7 @@ fn relay_with(spec: Spec, stdin: Option<OwnedFd>, live: Option<Box<dyn Write + S
         stderr: None,
         prepare: None,
         capture_may_stall: false,
+        reader,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -506,6 +517,36 @@ fn a_command_writing_after_its_live_reader_went_away_finds_its_pipe_broken_witho
 }
 
 #[test]
+fn a_rendition_reader_gone_before_any_output_is_noticed_without_a_live_writer() {
+    // Agent mode: nothing is written live, so only the watch on the rendition's pipe can
+    // tell that its reader has gone. Here it went before the command started.
+    for pty in [true, false] {
+        let (read, write) = io::pipe().unwrap();
+        drop(read);
+        let mut spec = numbered_lines("", 200_000);
+        spec.pty = pty;
+        let r = relay_reader(spec, None, None, Some(write.into()));
+        assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGPIPE)), "pty: {pty}");
+        assert!(r.outcome.reader_gone, "pty: {pty}");
+        assert!(r.text().lines().count() < 200_000, "pty: {pty}: the command ran to its end");
+    }
+}
+
+#[test]
+fn a_rendition_reader_that_stays_changes_nothing() {
+    for pty in [true, false] {
+        let (read, write) = io::pipe().unwrap();
+        let mut spec = numbered_lines("", 2000);
+        spec.pty = pty;
+        let r = relay_reader(spec, None, None, Some(write.into()));
+        drop(read);
+        assert_eq!(r.outcome.exit, Ok(Exit::Code(0)), "pty: {pty}");
+        assert!(!r.outcome.reader_gone && r.outcome.live_lost.is_none(), "pty: {pty}");
+        assert_eq!(r.text().lines().count(), 2000, "pty: {pty}");
+    }
+}
+
+#[test]
 fn a_live_writer_failing_otherwise_leaves_the_command_alone() {
     struct Full;
     impl Write for Full {
@@ -583,6 +624,7 @@ fn ctrl_c_typed_on_the_terminal_interrupts_the_child() {
         stderr: None,
         prepare: None,
         capture_may_stall: false,
+        reader: None,
     };
     let (tx, rx) = mpsc::channel();
     let spec = sh_default_signals("echo ready; while :; do sleep 1; done");
@@ -612,6 +654,7 @@ fn failing_capture_does_not_stop_the_live_stream() {
         stderr: None,
         prepare: None,
         capture_may_stall: false,
+        reader: None,
     };
     let spec = sh("i=0; while [ $i -lt 500 ]; do echo \"line $i\"; i=$((i+1)); done");
     let (tx, rx) = mpsc::channel();
@@ -754,6 +797,7 @@ fn relay_typing(spec: Spec, keys: &[u8]) -> Relayed {
         stderr: None,
         prepare: None,
         capture_may_stall: false,
+        reader: None,
     };
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
@@ -807,6 +851,7 @@ fn stderr_apart_goes_to_its_descriptor_unchanged_and_is_not_captured() {
             stderr: Some(file.into()),
             prepare: None,
             capture_may_stall: false,
+            reader: None,
         };
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {

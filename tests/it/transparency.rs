@@ -555,34 +555,49 @@ fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
 /// `tj run --live -- yes | head` ends as `yes | head` does: `yes` learns at its next write
 /// that its reader is gone (SIGPIPE, or EPIPE when it ignores SIGPIPE), with the same status
 /// and nothing more on stderr. It ran for ever before: tj went on capturing a reader-less
-/// output. Through a PTY a command that ignores SIGPIPE cannot be told (a PTY's writes do
-/// not fail that way; see `Pump::reader_gone`), so that case runs without a PTY only.
+/// output. The same when the reader goes before anything was written, live or not (agent
+/// mode's rendition comes at the end). Through a PTY a command that ignores SIGPIPE cannot be
+/// told (a PTY's writes do not fail that way; see `Pump::gone`), nor can one whose last write
+/// comes just before its exit (the SIGPIPE comes after it): those cases run without a PTY.
 #[test]
-fn a_live_reader_going_away_ends_the_command_as_without_tj() {
+fn a_reader_going_away_ends_the_command_as_without_tj() {
     let env = TestEnv::new();
+    let head = "head -c 100000 >/dev/null";
+    let late_echo = "sh -c 'sleep 1; echo hi'";
     let cases = [
-        ("--live", "yes"),
-        ("--live --no-pty", "yes"),
-        ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\""),
+        ("--live", "yes", head),
+        ("--live --no-pty", "yes", head),
+        ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\"", head),
+        // The reader goes before anything is written: it is watched.
+        ("--agent", "yes", "sleep 0.5"),
+        ("--agent --no-pty", "yes", "sleep 0.5"),
+        ("--agent --no-pty", late_echo, "true"),
+        ("--live --no-pty", late_echo, "true"),
+        ("--agent --no-pty", "sh -c \"trap '' PIPE; sleep 1; exec yes\"", "true"),
+        // A reader that goes while nothing is written changes nothing.
+        ("--agent", "sh -c 'sleep 1; exit 3'", "true"),
+        ("--agent --no-pty", "sh -c 'sleep 1; exit 3'", "true"),
     ];
-    for (mode, command) in cases {
+    for (mode, command, reader) in cases {
         // `timeout` in both, so that a hang fails the test with 124 instead of holding it up.
         let wrapped = |prefix: &str| {
-            format!(
-                "{{ timeout 20 {prefix}{command}; echo $? >status; }} | head -c 100000 >/dev/null; cat status"
-            )
+            format!("{{ timeout 20 {prefix}{command}; echo $? >status; }} | {reader}; cat status")
         };
         let without = shell(&env, &wrapped(""));
         let with = shell(&env, &wrapped(&format!("\"$TJ\" run {mode} -- ")));
         let status = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).into_owned();
-        assert_ne!(status(&without).trim(), "124", "{command}: the case itself hangs");
-        assert_eq!(status(&with), status(&without), "{mode} {command}: {with:?}");
+        assert_ne!(status(&without).trim(), "124", "{command} | {reader}: the case itself hangs");
+        assert_eq!(status(&with), status(&without), "{mode} {command} | {reader}: {with:?}");
         let (err_with, err_without) =
             (String::from_utf8_lossy(&with.stderr), String::from_utf8_lossy(&without.stderr));
-        if err_without.is_empty() {
-            assert_eq!(err_with, "", "{mode} {command}");
-        } else {
-            assert!(err_with.contains(err_without.trim()), "{mode} {command}: {err_with}");
+        if !err_without.is_empty() {
+            // In agent mode the command's stderr goes to the rendition, whose reader is gone.
+            if mode.starts_with("--live") {
+                assert!(err_with.contains(err_without.trim()), "{mode} {command}: {err_with}");
+            }
+        } else if status(&with).trim() == "141" {
+            // Ended as without tj: nothing to say.
+            assert_eq!(err_with, "", "{mode} {command} | {reader}");
         }
     }
 }
