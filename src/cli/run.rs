@@ -468,10 +468,7 @@ fn relay(
     for warning in &outcome.warnings {
         diag::warn_once(warning);
     }
-    // A command that died of the SIGPIPE its reader's going sent it ended as it would have
-    // without tj (`yes | head`): nothing to say.
-    let as_without_tj = outcome.reader_gone && outcome.exit == Ok(Exit::Signal(libc::SIGPIPE));
-    if let Some(why) = outcome.live_lost.as_ref().filter(|_| !as_without_tj) {
+    if let Some(why) = &outcome.live_lost {
         diag::warn_once(why);
     }
     let (status, exit_code, signal) = match &outcome.exit {

@@ -750,12 +750,12 @@ pub(super) struct PumpReport {
     pub(super) held_open: bool,
     /// Why live forwarding stopped, if it did.
     pub(super) live_lost: Option<String>,
-    /// The live output's reader went away (a broken pipe), and the command was told as a
-    /// write to that pipe would have told it: see [`Pump::gone`].
+    /// The command's output has nowhere to go any more (the live writer failed, or the
+    /// watched stdout's reader went away), and the command was told: see [`Pump::gone`].
     pub(super) reader_gone: bool,
-    /// Through a PTY, which reader went away, until the command is first sent SIGPIPE for
-    /// it (then `live_lost` says so).
-    pub(super) gone: Option<&'static str>,
+    /// Through a PTY, what went, until the command is hung up on for it at its next write
+    /// (then `live_lost` says so).
+    pub(super) gone: Option<String>,
     pub(super) warnings: Vec<String>,
 }
 
@@ -888,7 +888,7 @@ impl Flow {
     /// [`Flow::step`]; through a PTY when it next writes.
     pub(super) fn reader_left(&mut self) {
         if self.pump.reader.take().is_some() && !self.report.reader_gone {
-            self.pump.gone("the reader of stdout went away", &mut self.report);
+            self.pump.gone("the reader of stdout went away".to_owned(), true, &mut self.report);
         }
     }
 
@@ -949,23 +949,21 @@ impl Flow {
                 let chunk = self.buf.get(..n).unwrap_or_default();
                 self.pump.deliver(chunk, &mut self.report);
                 if self.report.reader_gone {
-                    // The command wrote after its reader went away (this chunk was the
+                    // The command wrote after its output lost its reader (this chunk was the
                     // first the reader missed, or came later): see `Pump::gone`.
-                    match self.pump.events.as_ref() {
-                        None => return ControlFlow::Break(()),
-                        Some(events) if self.deadline.is_none() => {
-                            let _ = events.send(Event::ReaderGone);
-                            let why = self.report.gone.take();
-                            if let Some(what) = why {
-                                self.report.live_lost = Some(format!(
-                                    "{what}; tj sent the command SIGPIPE for each write since, \
-                                     as a write to a broken pipe would, and its output is still \
-                                     captured"
-                                ));
-                            }
-                        }
-                        // It has exited: what is left of its process group is not tj's.
-                        Some(_) => {}
+                    let Some(events) = self.pump.events.as_ref() else {
+                        return ControlFlow::Break(());
+                    };
+                    // Once, and only while it runs: what is left after it is not tj's.
+                    if self.deadline.is_none()
+                        && let Some(what) = self.report.gone.take()
+                    {
+                        let _ = events.send(Event::ReaderGone);
+                        self.report.live_lost = Some(format!(
+                            "{what}; tj hung up on the command as a closed terminal does \
+                             (SIGHUP, and SIGKILL if it outlives the grace period), and its \
+                             output is still captured"
+                        ));
                     }
                 }
                 if n == self.buf.len() && self.buf.len() < CHUNK {
@@ -1019,41 +1017,49 @@ impl Pump {
                 .unwrap_or_else(|_| Err(io::Error::other("the live writer panicked")));
             if let Err(err) = written {
                 self.live = None;
-                if err.kind() == io::ErrorKind::BrokenPipe {
-                    self.gone("the reader of the live output went away (broken pipe)", report);
-                } else {
-                    report.live_lost = Some(format!(
-                        "could not write the live output: {err}; live output stopped, the \
-                         output is still captured"
-                    ));
-                }
+                // Without tj the command's own write would have failed here.
+                let (what, reader_left) = match err.kind() {
+                    io::ErrorKind::BrokenPipe => {
+                        ("the reader of the live output went away (broken pipe)".to_owned(), true)
+                    }
+                    io::ErrorKind::ConnectionReset => (
+                        "the reader of the live output went away (connection reset)".to_owned(),
+                        true,
+                    ),
+                    _ => (format!("could not write the live output: {err}"), false),
+                };
+                self.gone(what, reader_left, report);
             }
         }
     }
 
-    /// `what` went away: the reader of the live output (a write failed with EPIPE), or of
-    /// the rendition still to come on stdout (watched: [`Flow::reader_left`]). Without tj the
-    /// command's next write would fail on the broken pipe, so it is told as it would have
-    /// been, and `tj run --live -- yes | head` ends as `yes | head` does instead of running
-    /// for ever:
+    /// The command's output has nowhere to go any more: `what` says why, the live output
+    /// failing (its reader went away, or any other error) or the reader of stdout, watched
+    /// for the rendition still to come, going away ([`Flow::reader_left`]); `reader_left`
+    /// when it is the reader that went. Without tj the command's next write would fail, so
+    /// it is told, and `tj run --live -- yes | head` ends instead of running for ever:
     ///
     /// - Through a pipe (`--no-pty`, [`Pump::events`] `None`), the pump ends, which closes
-    ///   its read end: the command's next write fails with EPIPE, or SIGPIPE ends it,
-    ///   exactly as without tj. What it had written into the pipe is not captured.
-    /// - Through a PTY, whose writes cannot fail that way, its process group gets SIGPIPE
-    ///   ([`Event::ReaderGone`]) for each chunk it writes while it runs, as the kernel sends
-    ///   one for each failed write. A command that ignores SIGPIPE keeps running, and its
-    ///   output is still captured. A last write followed by the command's exit goes
-    ///   unpunished: the signal comes too late, where without tj the write itself failed.
-    fn gone(&self, what: &'static str, report: &mut PumpReport) {
+    ///   its read end: the command's next write fails with EPIPE, or SIGPIPE ends it, as
+    ///   without tj when its reader went away (nothing to say then); what it had written
+    ///   into the pipe is not captured.
+    /// - Through a PTY, whose writes cannot fail that way, the command is hung up on when it
+    ///   next writes while it runs ([`Event::ReaderGone`]), as a terminal that closes does
+    ///   (and as `script` does when its output breaks): SIGHUP, as if tj had received it,
+    ///   and SIGKILL if the command outlives the grace period. SIGPIPE would have matched
+    ///   `yes | head` better, but it reaches every process of the command's group, writers
+    ///   or not, where a shell dies of it without running its traps, and the programs that
+    ///   ignore it (Python, Node, most Rust ones) would run on. Its output is still
+    ///   captured.
+    fn gone(&self, what: String, reader_left: bool, report: &mut PumpReport) {
         report.reader_gone = true;
         if self.events.is_some() {
-            // Said once the command is sent SIGPIPE, if ever.
+            // Said once the command is hung up on, if ever.
             report.gone = Some(what);
-        } else {
+        } else if !reader_left {
             report.live_lost = Some(format!(
-                "{what}; tj closed the command's output pipe, so that its writes fail as they \
-                 would without tj, and what it wrote after that is not captured"
+                "{what}; tj closed the command's output pipe, so that its writes fail, and \
+                 what it wrote after that is not captured"
             ));
         }
     }

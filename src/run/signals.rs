@@ -45,9 +45,8 @@ pub(super) enum Event {
     /// The output has been silent for `Spec::blocked_after` (sent again every second while
     /// it stays silent): the watchdog looks whether the child is blocked on input.
     Idle(Quiet),
-    /// The command wrote output through the PTY after the live output's reader went away:
-    /// its process group gets SIGPIPE while it runs, as a write to the broken pipe would
-    /// have sent it (see `Pump::gone`).
+    /// The command wrote output through the PTY after that output lost its reader: it is
+    /// hung up on, as if tj had received SIGHUP (see `Pump::gone`).
     ReaderGone,
 }
 
@@ -598,11 +597,7 @@ impl<'a> Supervisor<'a> {
                 suspend_with_child(self.pid, self.term);
             }
             Event::Suspend => {}
-            Event::ReaderGone => {
-                if self.done.exited_at.is_none() {
-                    let _ = nix_signal::killpg(self.pid, Signal::SIGPIPE);
-                }
-            }
+            Event::ReaderGone => self.on(Event::Signal(SIGHUP)),
             Event::Signal(SIGCHLD) => {
                 if self.done.exited_at.is_none()
                     && self.child.is_some_and(|child| has_exited(child, false))

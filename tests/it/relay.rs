@@ -475,41 +475,48 @@ fn numbered_lines(prelude: &str, lines: u32) -> Spec {
 }
 
 #[test]
-fn vanished_live_reader_stops_forwarding_but_not_capture() {
-    // A command that ignores SIGPIPE runs on through a PTY, and all of its output is kept.
-    let r = relay_with(numbered_lines("trap '' PIPE; ", 2000), None, Some(Box::new(BrokenPipe)));
-    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
-    assert!(r.outcome.live_lost.is_some());
-    assert!(r.outcome.reader_gone);
-    let text = r.text();
-    assert_eq!(text.lines().count(), 2000);
-    assert!(text.starts_with("line 0 of the output\r\n"));
-    assert!(text.ends_with("line 1999 of the output\r\n"));
-}
-
-#[test]
-fn a_command_writing_after_its_live_reader_went_away_gets_sigpipe_through_a_pty() {
-    // Without tj, `sh` would die of SIGPIPE at its first write into the broken pipe.
+fn a_command_writing_after_its_live_reader_went_away_is_hung_up_on_through_a_pty() {
+    // Without tj, `sh` would learn at its first write into the broken pipe. A PTY's writes
+    // cannot fail that way: the command's terminal hangs up, as one that closes does.
     let r = relay_with(numbered_lines("", 200_000), None, Some(Box::new(BrokenPipe)));
-    assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGPIPE)));
+    assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGHUP)));
     assert!(r.outcome.reader_gone);
+    let why = r.outcome.live_lost.clone().unwrap_or_default();
+    assert!(why.contains("went away (broken pipe)") && why.contains("hung up"), "{why}");
     let text = r.text();
     assert!(text.starts_with("line 0 of the output\r\n"), "{text}");
     assert!(text.lines().count() < 200_000, "the command ran to its end");
 }
 
 #[test]
+fn a_command_ignoring_the_hangup_is_killed_after_the_grace_and_its_output_kept() {
+    // As for a SIGHUP sent to tj: whoever ignores it (and SIGPIPE, as Python does) and
+    // writes on is killed after the grace period; everything it wrote until then is kept.
+    let mut spec = sh("trap '' HUP PIPE; i=0; while :; do echo \"line $i\"; i=$((i+1)); done");
+    spec.grace = Duration::from_millis(300);
+    let r = relay_with(spec, None, Some(Box::new(BrokenPipe)));
+    assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGKILL)));
+    assert_eq!(r.outcome.ended_by, Some(libc::SIGHUP));
+    let text = r.text();
+    let last = text.lines().last().unwrap_or_default();
+    let count: usize = last.trim_start_matches("line ").trim_end().parse().unwrap_or(0) + 1;
+    assert!(text.starts_with("line 0\r\n"), "{text}");
+    // Every line up to the last one captured, none lost in between.
+    assert!(text.contains(&format!("line {}\r\n", count / 2)), "{last}");
+}
+
+#[test]
 fn a_command_writing_after_its_live_reader_went_away_finds_its_pipe_broken_without_a_pty() {
     // The pipe tj reads is closed as the one the reader left was: the writes fail as they
     // would without tj, with SIGPIPE, or with EPIPE when it is ignored (`echo` then fails
-    // and the loop goes on).
+    // and the loop goes on). Exactly as without tj, so nothing is said.
     for (prelude, exit) in [("", Exit::Signal(libc::SIGPIPE)), ("trap '' PIPE; ", Exit::Code(0))] {
         let mut spec = numbered_lines(prelude, 200_000);
         spec.pty = false;
         let r = relay_with(spec, None, Some(Box::new(BrokenPipe)));
         assert_eq!(r.outcome.exit, Ok(exit), "{prelude:?}");
         assert!(r.outcome.reader_gone, "{prelude:?}");
-        assert!(r.outcome.live_lost.as_ref().is_some_and(|why| why.contains("not captured")));
+        assert_eq!(r.outcome.live_lost, None, "{prelude:?}");
         let text = r.text();
         assert!(text.starts_with("line 0 of the output\n"), "{prelude:?}: {text}");
         assert!(text.lines().count() < 200_000, "{prelude:?}: all of the output was read");
@@ -520,15 +527,28 @@ fn a_command_writing_after_its_live_reader_went_away_finds_its_pipe_broken_witho
 fn a_rendition_reader_gone_before_any_output_is_noticed_without_a_live_writer() {
     // Agent mode: nothing is written live, so only the watch on the rendition's pipe can
     // tell that its reader has gone. Here it went before the command started.
-    for pty in [true, false] {
+    for (pty, exit) in [(true, libc::SIGHUP), (false, libc::SIGPIPE)] {
         let (read, write) = io::pipe().unwrap();
         drop(read);
         let mut spec = numbered_lines("", 200_000);
         spec.pty = pty;
         let r = relay_reader(spec, None, None, Some(write.into()));
-        assert_eq!(r.outcome.exit, Ok(Exit::Signal(libc::SIGPIPE)), "pty: {pty}");
+        assert_eq!(r.outcome.exit, Ok(Exit::Signal(exit)), "pty: {pty}");
         assert!(r.outcome.reader_gone, "pty: {pty}");
         assert!(r.text().lines().count() < 200_000, "pty: {pty}: the command ran to its end");
+    }
+}
+
+#[test]
+fn a_rendition_reader_gone_while_the_command_writes_nothing_changes_nothing() {
+    for pty in [true, false] {
+        let (read, write) = io::pipe().unwrap();
+        drop(read);
+        let mut spec = sh("sleep 0.3; exit 3");
+        spec.pty = pty;
+        let r = relay_reader(spec, None, None, Some(write.into()));
+        assert_eq!(r.outcome.exit, Ok(Exit::Code(3)), "pty: {pty}");
+        assert_eq!(r.outcome.live_lost, None, "pty: {pty}");
     }
 }
 
@@ -547,7 +567,8 @@ fn a_rendition_reader_that_stays_changes_nothing() {
 }
 
 #[test]
-fn a_live_writer_failing_otherwise_leaves_the_command_alone() {
+fn a_live_writer_failing_otherwise_ends_the_command_as_its_own_write_would_have() {
+    // `cmd > /dev/full` fails at its first write without tj; tj must not run it for ever.
     struct Full;
     impl Write for Full {
         fn write(&mut self, _: &[u8]) -> io::Result<usize> {
@@ -557,14 +578,14 @@ fn a_live_writer_failing_otherwise_leaves_the_command_alone() {
             Ok(())
         }
     }
-    for pty in [true, false] {
-        let mut spec = numbered_lines("", 2000);
+    for (pty, exit) in [(true, libc::SIGHUP), (false, libc::SIGPIPE)] {
+        let mut spec = numbered_lines("", 200_000);
         spec.pty = pty;
         let r = relay_with(spec, None, Some(Box::new(Full)));
-        assert_eq!(r.outcome.exit, Ok(Exit::Code(0)), "pty: {pty}");
-        assert!(!r.outcome.reader_gone);
-        assert!(r.outcome.live_lost.is_some());
-        assert_eq!(r.text().lines().count(), 2000, "pty: {pty}");
+        assert_eq!(r.outcome.exit, Ok(Exit::Signal(exit)), "pty: {pty}");
+        assert!(r.outcome.reader_gone, "pty: {pty}");
+        let why = r.outcome.live_lost.clone().unwrap_or_default();
+        assert!(why.contains("No space left on device"), "pty: {pty}: {why}");
     }
 }
 

@@ -552,52 +552,65 @@ fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
 
 // --- A live reader that goes away --------------------------------------------------------
 
-/// `tj run --live -- yes | head` ends as `yes | head` does: `yes` learns at its next write
-/// that its reader is gone (SIGPIPE, or EPIPE when it ignores SIGPIPE), with the same status
-/// and nothing more on stderr. It ran for ever before: tj went on capturing a reader-less
-/// output. The same when the reader goes before anything was written, live or not (agent
-/// mode's rendition comes at the end). Through a PTY a command that ignores SIGPIPE cannot be
-/// told (a PTY's writes do not fail that way; see `Pump::gone`), nor can one whose last write
-/// comes just before its exit (the SIGPIPE comes after it): those cases run without a PTY.
+/// A command whose output loses its reader learns it as without tj, at its next write. It
+/// ran for ever before (`tj run --live -- yes | head`): tj went on capturing an output nobody
+/// read. Without a PTY the command's writes fail as they would without tj (SIGPIPE, or EPIPE
+/// where it is ignored): the same status, and nothing more on stderr. Through a PTY, whose
+/// writes cannot fail that way, tj hangs up on it as a closed terminal does (SIGHUP): 129,
+/// with one warning, also for programs that ignore SIGPIPE (Python), and a shell still runs
+/// its EXIT trap. The reader may go before anything is written to it (agent mode writes the
+/// rendition at the end): it is watched.
 #[test]
 fn a_reader_going_away_ends_the_command_as_without_tj() {
     let env = TestEnv::new();
     let head = "head -c 100000 >/dev/null";
     let late_echo = "sh -c 'sleep 1; echo hi'";
+    let python = "python3 -c 'while True: print(\"line\")'";
+    let traps = "bash -c 'trap \"echo cleanup >&2\" EXIT; yes | cat'";
+    // Mode, command, reader, and the status through a PTY (`None`: as without tj).
     let cases = [
-        ("--live", "yes", head),
-        ("--live --no-pty", "yes", head),
-        ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\"", head),
+        ("--live", "yes", head, Some("129")),
+        ("--live", python, head, Some("129")),
+        ("--live", traps, head, Some("129")),
+        ("--live --no-pty", "yes", head, None),
+        ("--live --no-pty", python, head, None),
+        ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\"", head, None),
         // The reader goes before anything is written: it is watched.
-        ("--agent", "yes", "sleep 0.5"),
-        ("--agent --no-pty", "yes", "sleep 0.5"),
-        ("--agent --no-pty", late_echo, "true"),
-        ("--live --no-pty", late_echo, "true"),
-        ("--agent --no-pty", "sh -c \"trap '' PIPE; sleep 1; exec yes\"", "true"),
+        ("--agent", "yes", "sleep 0.5", Some("129")),
+        ("--agent --no-pty", "yes", "sleep 0.5", None),
+        ("--agent --no-pty", late_echo, "true", None),
+        ("--live --no-pty", late_echo, "true", None),
+        ("--agent --no-pty", "sh -c \"trap '' PIPE; sleep 1; exec yes\"", "true", None),
         // A reader that goes while nothing is written changes nothing.
-        ("--agent", "sh -c 'sleep 1; exit 3'", "true"),
-        ("--agent --no-pty", "sh -c 'sleep 1; exit 3'", "true"),
+        ("--agent", "sh -c 'sleep 1; exit 3'", "true", None),
+        ("--agent --no-pty", "sh -c 'sleep 1; exit 3'", "true", None),
     ];
-    for (mode, command, reader) in cases {
+    for (mode, command, reader, hung_up) in cases {
         // `timeout` in both, so that a hang fails the test with 124 instead of holding it up.
         let wrapped = |prefix: &str| {
             format!("{{ timeout 20 {prefix}{command}; echo $? >status; }} | {reader}; cat status")
         };
         let without = shell(&env, &wrapped(""));
         let with = shell(&env, &wrapped(&format!("\"$TJ\" run {mode} -- ")));
+        let case = format!("{mode} {command} | {reader}");
         let status = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).into_owned();
-        assert_ne!(status(&without).trim(), "124", "{command} | {reader}: the case itself hangs");
-        assert_eq!(status(&with), status(&without), "{mode} {command} | {reader}: {with:?}");
+        assert_ne!(status(&without).trim(), "124", "{case}: the case itself hangs");
         let (err_with, err_without) =
             (String::from_utf8_lossy(&with.stderr), String::from_utf8_lossy(&without.stderr));
-        if !err_without.is_empty() {
-            // In agent mode the command's stderr goes to the rendition, whose reader is gone.
-            if mode.starts_with("--live") {
-                assert!(err_with.contains(err_without.trim()), "{mode} {command}: {err_with}");
+        if let Some(code) = hung_up {
+            assert_eq!(status(&with).trim(), code, "{case}: {with:?}");
+            assert!(err_with.contains("tj hung up on the command"), "{case}: {err_with}");
+            if command == traps {
+                assert!(err_with.contains("cleanup"), "{case}: {err_with}");
             }
-        } else if status(&with).trim() == "141" {
-            // Ended as without tj: nothing to say.
-            assert_eq!(err_with, "", "{mode} {command} | {reader}");
+            continue;
+        }
+        assert_eq!(status(&with), status(&without), "{case}: {with:?}");
+        if mode.starts_with("--live") {
+            assert_eq!(err_with, err_without, "{case}");
+        } else {
+            // In agent mode the command's stderr goes to the rendition, whose reader is gone.
+            assert_eq!(err_with, "", "{case}");
         }
     }
 }
