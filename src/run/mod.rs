@@ -961,7 +961,8 @@ fn outcome(
         exit,
         duration,
         pty_held_open: report.held_open,
-        live_lost: report.live_lost,
+        // The hang-up is said only if it reached the command (it may have exited first).
+        live_lost: report.live_lost.filter(|_| !report.hang_up_asked || done.hung_up),
         reader_gone: report.reader_gone,
         warnings,
         blocked: done.blocked,

@@ -756,8 +756,21 @@ pub(super) struct PumpReport {
     /// Through a PTY, what went, until the command is hung up on for it at its next write
     /// (then `live_lost` says so).
     pub(super) gone: Option<String>,
+    /// Through a PTY, the bytes the command wrote since its output lost its reader.
+    pub(super) since_gone: usize,
+    /// The hang-up was asked for ([`Event::ReaderGone`]): `live_lost` says so, which holds
+    /// only if the command was still there to get it.
+    pub(super) hang_up_asked: bool,
     pub(super) warnings: Vec<String>,
 }
+
+/// Through a PTY, how many bytes the command may write after its output lost its reader
+/// before tj hangs up on it ([`Pump::gone`]): what a pipe holds on Linux. Without tj, a
+/// command's writes of that much could all have gone into the pipe before its reader left
+/// (`cat` of a 50 KB file into `| head` ends with 0), and the PTY and tj's relay hold its
+/// output back by about as much, so that bytes written before the reader left reach tj
+/// after. The echo of a key typed meanwhile comes nowhere near it.
+const HANG_UP_AFTER: usize = 64 * 1024;
 
 /// `chunk` with a `\r` before every `\n`, into `out`: what a line discipline with OPOST and
 /// ONLCR (the kernel's defaults) writes for it.
@@ -955,10 +968,13 @@ impl Flow {
                         return ControlFlow::Break(());
                     };
                     // Once, and only while it runs: what is left after it is not tj's.
+                    self.report.since_gone = self.report.since_gone.saturating_add(n);
                     if self.deadline.is_none()
+                        && self.report.since_gone > HANG_UP_AFTER
                         && let Some(what) = self.report.gone.take()
                     {
                         let _ = events.send(Event::ReaderGone);
+                        self.report.hang_up_asked = true;
                         self.report.live_lost = Some(format!(
                             "{what}; tj hung up on the command as a closed terminal does \
                              (SIGHUP, and SIGKILL if it outlives the grace period), and its \
@@ -1043,8 +1059,9 @@ impl Pump {
     ///   its read end: the command's next write fails with EPIPE, or SIGPIPE ends it, as
     ///   without tj when its reader went away (nothing to say then); what it had written
     ///   into the pipe is not captured.
-    /// - Through a PTY, whose writes cannot fail that way, the command is hung up on when it
-    ///   next writes while it runs ([`Event::ReaderGone`]), as a terminal that closes does
+    /// - Through a PTY, whose writes cannot fail that way, the command is hung up on once it
+    ///   has written more than [`HANG_UP_AFTER`] bytes since, while it runs
+    ///   ([`Event::ReaderGone`]), as a terminal that closes does
     ///   (and as `script` does when its output breaks): SIGHUP, as if tj had received it,
     ///   and SIGKILL if the command outlives the grace period. SIGPIPE would have matched
     ///   `yes | head` better, but it reaches every process of the command's group, writers

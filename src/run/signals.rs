@@ -474,6 +474,9 @@ pub(super) struct Supervised {
     /// tj received this signal, forwarded it, and the child outlived the grace period, so
     /// tj killed it (see [`super::Outcome::ended_by`]).
     pub(super) ended_by: Option<c_int>,
+    /// The command's output lost its reader, and its process group, still there, got the
+    /// hang-up ([`Event::ReaderGone`]).
+    pub(super) hung_up: bool,
 }
 
 /// The relay's event loop on the events of `rx`, run on the calling thread until the child
@@ -538,7 +541,13 @@ impl<'a> Supervisor<'a> {
             exited,
             watchdog,
             child,
-            done: Supervised { exited_at: None, pump: None, blocked: None, ended_by: None },
+            done: Supervised {
+                exited_at: None,
+                pump: None,
+                blocked: None,
+                ended_by: None,
+                hung_up: false,
+            },
             kill_at: None,
             asked: None,
         }
@@ -587,7 +596,7 @@ impl<'a> Supervisor<'a> {
                     && let Some(blocked) =
                         self.watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
                 {
-                    forward(self.pid, SIGTERM);
+                    let _ = forward(self.pid, SIGTERM);
                     self.asked.get_or_insert(SIGTERM);
                     self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
                     self.done.blocked = Some(blocked);
@@ -597,7 +606,13 @@ impl<'a> Supervisor<'a> {
                 suspend_with_child(self.pid, self.term);
             }
             Event::Suspend => {}
-            Event::ReaderGone => self.on(Event::Signal(SIGHUP)),
+            Event::ReaderGone => {
+                if self.done.exited_at.is_none() && forward(self.pid, SIGHUP) {
+                    self.done.hung_up = true;
+                    self.asked.get_or_insert(SIGHUP);
+                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+                }
+            }
             Event::Signal(SIGCHLD) => {
                 if self.done.exited_at.is_none()
                     && self.child.is_some_and(|child| has_exited(child, false))
@@ -609,7 +624,7 @@ impl<'a> Supervisor<'a> {
             Event::Signal(SIGCONT) => self.term.resume(),
             Event::Signal(sig) => {
                 if self.done.exited_at.is_none() {
-                    forward(self.pid, sig);
+                    let _ = forward(self.pid, sig);
                     self.asked.get_or_insert(sig);
                     self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
                 }
@@ -645,13 +660,14 @@ impl<'a> Supervisor<'a> {
 /// when the command is stopped, as a shell's `kill` does for a stopped job. Otherwise a
 /// command stopped by SIGSTOP (its own `kill -STOP $$`, a debugger's) would hold the signal
 /// pending until the SIGKILL after the grace period, and never run its handler for it.
-fn forward(pid: Pid, sig: c_int) {
-    if let Ok(sig) = Signal::try_from(sig) {
-        let _ = nix_signal::killpg(pid, sig);
-        if matches!(sig, Signal::SIGTERM | Signal::SIGHUP) && is_stopped(pid) {
-            let _ = nix_signal::killpg(pid, Signal::SIGCONT);
-        }
+/// Returns whether the group was there to take it.
+fn forward(pid: Pid, sig: c_int) -> bool {
+    let Ok(sig) = Signal::try_from(sig) else { return false };
+    let sent = nix_signal::killpg(pid, sig).is_ok();
+    if matches!(sig, Signal::SIGTERM | Signal::SIGHUP) && is_stopped(pid) {
+        let _ = nix_signal::killpg(pid, Signal::SIGCONT);
     }
+    sent
 }
 
 /// Returns true if and only if process `pid` is stopped by a signal (not traced: a

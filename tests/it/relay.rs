@@ -489,6 +489,17 @@ fn a_command_writing_after_its_live_reader_went_away_is_hung_up_on_through_a_pty
 }
 
 #[test]
+fn a_command_writing_less_than_a_pipe_holds_after_its_reader_went_keeps_its_status() {
+    // Without tj these 10 KB could all have gone into the pipe before its reader left; the
+    // PTY and the relay hold as much back. The command is not hung up on, nothing is said.
+    let r = relay_with(numbered_lines("", 500), None, Some(Box::new(BrokenPipe)));
+    assert_eq!(r.outcome.exit, Ok(Exit::Code(0)));
+    assert!(r.outcome.reader_gone);
+    assert_eq!(r.outcome.live_lost, None);
+    assert_eq!(r.text().lines().count(), 500);
+}
+
+#[test]
 fn a_command_ignoring_the_hangup_is_killed_after_the_grace_and_its_output_kept() {
     // As for a SIGHUP sent to tj: whoever ignores it (and SIGPIPE, as Python does) and
     // writes on is killed after the grace period; everything it wrote until then is kept.

@@ -563,6 +563,12 @@ fn shell(env: &TestEnv, wrapper: &str) -> std::process::Output {
 #[test]
 fn a_reader_going_away_ends_the_command_as_without_tj() {
     let env = TestEnv::new();
+    let lines: String = (0..4000).map(|i| format!("line {i:04}\n")).collect();
+    std::io::Write::write_all(
+        &mut std::fs::File::create(env.work().join("40k.txt")).unwrap(),
+        lines.as_bytes(),
+    )
+    .unwrap();
     let head = "head -c 100000 >/dev/null";
     let late_echo = "sh -c 'sleep 1; echo hi'";
     let python = "python3 -c 'while True: print(\"line\")'";
@@ -572,6 +578,9 @@ fn a_reader_going_away_ends_the_command_as_without_tj() {
         ("--live", "yes", head, Some("129")),
         ("--live", python, head, Some("129")),
         ("--live", traps, head, Some("129")),
+        // Less than a pipe holds, in one write: without tj it is all written before `head`
+        // leaves, and `cat` ends with 0.
+        ("--live", "cat 40k.txt", "head -1 >/dev/null", None),
         ("--live --no-pty", "yes", head, None),
         ("--live --no-pty", python, head, None),
         ("--live --no-pty", "sh -c \"trap '' PIPE; exec yes\"", head, None),
