@@ -189,11 +189,11 @@ pub struct RelayIo {
     /// is watched live, so that a reader that stalls does not hold up the forwarding of
     /// signals (see `Pumping`).
     pub capture_may_stall: bool,
-    /// Where the rendition goes once the command has ended, when that is a pipe or a socket
-    /// ([`stdout_stream`]): watched while the command runs, so that a reader that goes away
-    /// before then is noticed, and the command told as a write to it would have told it
-    /// without tj (see [`Outcome::reader_gone`]). `None`: nothing to watch (the live writer,
-    /// if any, finds out by writing).
+    /// tj's stdout when it is a pipe or a socket ([`stdout_stream`]), where the live output
+    /// or the rendition goes: watched while the command runs, so that a reader that goes
+    /// away before anything is written to it is noticed, and the command told (see
+    /// [`Outcome::reader_gone`]). `None`: nothing to watch (a live writer still finds out by
+    /// writing).
     pub reader: Option<OwnedFd>,
 }
 
@@ -348,9 +348,10 @@ pub struct Outcome {
     pub pty_held_open: bool,
     /// The live writer failed: forwarding stopped. Says why, and what tj did about it.
     pub live_lost: Option<String>,
-    /// The live writer failed because its reader went away (a broken pipe), and the command
-    /// was told as a write to that pipe would have told it without tj (SIGPIPE, or EPIPE
-    /// through a pipe whose read end tj closed).
+    /// The command's output had nowhere to go any more (the live writer failed, or the
+    /// watched [`RelayIo::reader`] went away), and the command was told: without a PTY its
+    /// output pipe was closed, so that its writes fail as without tj; through a PTY it was
+    /// hung up on (SIGHUP) once it wrote on.
     pub reader_gone: bool,
     /// Anything else worth one line on stderr, each once.
     pub warnings: Vec<String>,

@@ -753,8 +753,8 @@ pub(super) struct PumpReport {
     /// The command's output has nowhere to go any more (the live writer failed, or the
     /// watched stdout's reader went away), and the command was told: see [`Pump::gone`].
     pub(super) reader_gone: bool,
-    /// Through a PTY, what went, until the command is hung up on for it at its next write
-    /// (then `live_lost` says so).
+    /// Through a PTY, what went, until the command is hung up on for it (then `live_lost`
+    /// says so).
     pub(super) gone: Option<String>,
     /// Through a PTY, the bytes the command wrote since its output lost its reader.
     pub(super) since_gone: usize,
@@ -803,12 +803,11 @@ pub(super) struct Pump {
     /// The blocked-on-input watchdog's view of the output, when it is on: told of every
     /// chunk, and reporting silences while the child runs.
     pub(super) idle: Option<IdleWatch>,
-    /// Where the pump reports that the command wrote output after its reader went away
-    /// ([`Event::ReaderGone`]): `Some` exactly when `source` is a PTY master and a reader can
-    /// go away (see [`Pump::gone`]).
+    /// Where the pump asks for the command to be hung up on ([`Event::ReaderGone`]): `Some`
+    /// exactly when `source` is a PTY master and a reader can go away (see [`Pump::gone`]).
     pub(super) events: Option<Sender<Event>>,
-    /// Where the rendition goes, watched for its reader going away ([`super::RelayIo::
-    /// reader`]) until it does.
+    /// tj's stdout, watched for its reader going away ([`super::RelayIo::reader`]) until it
+    /// does.
     pub(super) reader: Option<OwnedFd>,
 }
 
@@ -820,30 +819,36 @@ impl Pump {
         let mut flow = Flow::new(self);
         loop {
             let timeout = flow.timeout();
-            let mut fds = Vec::with_capacity(3);
-            fds.push(PollFd::new(flow.pump.source.as_fd(), PollFlags::POLLIN));
-            let exit_at = flow.watches_exit().then(|| {
-                fds.push(PollFd::new(flow.pump.exited.as_fd(), PollFlags::POLLIN));
-                fds.len() - 1
-            });
+            // On the stack (a poll per chunk): the output, then those of the exit pipe and
+            // the reader that are watched, the rest unused.
+            let source = PollFd::new(flow.pump.source.as_fd(), PollFlags::POLLIN);
+            let mut fds = [source.clone(), source.clone(), source];
+            let mut watched = 1;
+            let mut exit_at = None;
+            let mut reader_at = None;
+            if flow.watches_exit() {
+                fds[watched] = PollFd::new(flow.pump.exited.as_fd(), PollFlags::POLLIN);
+                exit_at = Some(watched);
+                watched += 1;
+            }
             // The reader's side: only its going away (POLLERR, POLLHUP) is of interest.
-            let reader_at = flow.reader().map(|reader| {
-                fds.push(PollFd::new(reader, PollFlags::empty()));
-                fds.len() - 1
-            });
+            if let Some(reader) = flow.reader() {
+                fds[watched] = PollFd::new(reader, PollFlags::empty());
+                reader_at = Some(watched);
+                watched += 1;
+            }
+            let fds = &mut fds[..watched];
             let has = |fds: &[PollFd<'_>], at: Option<usize>| {
                 at.and_then(|at| fds.get(at)).is_some_and(has_events)
             };
-            let woke = match poll(&mut fds, timeout.map_or(PollTimeout::NONE, poll_timeout)) {
-                Ok(_) => (has(&fds, Some(0)), has(&fds, exit_at), has(&fds, reader_at)),
+            let woke = match poll(fds, timeout.map_or(PollTimeout::NONE, poll_timeout)) {
+                Ok(_) => (has(fds, Some(0)), has(fds, exit_at), has(fds, reader_at)),
                 Err(Errno::EINTR) => continue,
                 Err(err) => {
-                    drop(fds);
                     flow.fail(&err);
                     break;
                 }
             };
-            drop(fds);
             if woke.2 {
                 flow.reader_left();
             }
@@ -890,15 +895,15 @@ impl Flow {
         self.pump.exited.as_fd()
     }
 
-    /// Where the rendition goes, while its reader is there: poll it for nothing, its going
-    /// away shows as POLLERR or POLLHUP ([`Flow::reader_left`]).
+    /// tj's stdout, while its reader is there: poll it for nothing, its going away shows as
+    /// POLLERR or POLLHUP ([`Flow::reader_left`]).
     pub(super) fn reader(&self) -> Option<BorrowedFd<'_>> {
         self.pump.reader.as_ref().map(AsFd::as_fd)
     }
 
-    /// The reader of the rendition went away: the descriptor is no longer watched, and the
+    /// The reader of tj's stdout went away: the descriptor is no longer watched, and the
     /// command is told (see [`Pump::gone`]): through a pipe at once, by the next
-    /// [`Flow::step`]; through a PTY when it next writes.
+    /// [`Flow::step`]; through a PTY once it has written [`HANG_UP_AFTER`] bytes since.
     pub(super) fn reader_left(&mut self) {
         if self.pump.reader.take().is_some() && !self.report.reader_gone {
             self.pump.gone("the reader of stdout went away".to_owned(), true, &mut self.report);
@@ -967,8 +972,8 @@ impl Flow {
                     let Some(events) = self.pump.events.as_ref() else {
                         return ControlFlow::Break(());
                     };
-                    // Once, and only while it runs: what is left after it is not tj's.
                     self.report.since_gone = self.report.since_gone.saturating_add(n);
+                    // Once, and only while it runs: what is left after it is not tj's.
                     if self.deadline.is_none()
                         && self.report.since_gone > HANG_UP_AFTER
                         && let Some(what) = self.report.gone.take()

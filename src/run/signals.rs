@@ -596,9 +596,7 @@ impl<'a> Supervisor<'a> {
                     && let Some(blocked) =
                         self.watchdog.and_then(|watchdog| watchdog.inspect(&quiet))
                 {
-                    let _ = forward(self.pid, SIGTERM);
-                    self.asked.get_or_insert(SIGTERM);
-                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+                    self.ask(SIGTERM);
                     self.done.blocked = Some(blocked);
                 }
             }
@@ -607,10 +605,8 @@ impl<'a> Supervisor<'a> {
             }
             Event::Suspend => {}
             Event::ReaderGone => {
-                if self.done.exited_at.is_none() && forward(self.pid, SIGHUP) {
-                    self.done.hung_up = true;
-                    self.asked.get_or_insert(SIGHUP);
-                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+                if self.done.exited_at.is_none() {
+                    self.done.hung_up = self.ask(SIGHUP);
                 }
             }
             Event::Signal(SIGCHLD) => {
@@ -624,12 +620,19 @@ impl<'a> Supervisor<'a> {
             Event::Signal(SIGCONT) => self.term.resume(),
             Event::Signal(sig) => {
                 if self.done.exited_at.is_none() {
-                    let _ = forward(self.pid, sig);
-                    self.asked.get_or_insert(sig);
-                    self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+                    self.ask(sig);
                 }
             }
         }
+    }
+
+    /// Asks the command to end with `sig` ([`forward`]), and SIGKILL after the grace period
+    /// if it has not: what a signal sent to tj does. Returns whether its group was there.
+    fn ask(&mut self, sig: c_int) -> bool {
+        let sent = forward(self.pid, sig);
+        self.asked.get_or_insert(sig);
+        self.kill_at.get_or_insert_with(|| Instant::now() + self.grace);
+        sent
     }
 
     /// Waits for the child's exit here, when nothing else can be waited with (`poll` failed):
