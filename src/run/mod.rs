@@ -656,7 +656,13 @@ fn supervise_here(
             .into_iter()
             .flatten()
             .min();
-        let ready = match wait_here(flow.as_ref(), watch, wake, timeout) {
+        // While the output keeps coming, it is read again, and waited for only now and then.
+        let ready = if flow.as_mut().is_some_and(pty::Flow::reads_on) {
+            Ok(Ready::output())
+        } else {
+            wait_here(flow.as_ref(), watch, wake, timeout)
+        };
+        let ready = match ready {
             Ok(ready) => ready,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(err) => {
@@ -706,6 +712,13 @@ struct Ready {
     readable: bool,
     exited: bool,
     reader_left: bool,
+}
+
+impl Ready {
+    /// The output, and nothing else.
+    fn output() -> Ready {
+        Ready { signalled: false, woken: false, readable: true, exited: false, reader_left: false }
+    }
 }
 
 /// Waits up to `timeout` (`None`: for ever) for the signals, the wake pipe, the output and

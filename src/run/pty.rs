@@ -678,6 +678,19 @@ pub(super) fn has_events(fd: &PollFd<'_>) -> bool {
     fd.revents().is_some_and(|events| !events.is_empty())
 }
 
+/// Makes reads of `fd` non-blocking, for [`Flow::reads_on`]; false if that failed (the
+/// pump then waits before every read). The flag is the open file's: the PTY master's
+/// other users (the stdin thread's writes, which wait with poll when the PTY is full) share
+/// it, and the child's side, the slave or the pipe's write end, is another open file.
+fn set_nonblocking(fd: BorrowedFd<'_>) -> bool {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    fcntl(fd, FcntlArg::F_GETFL).is_ok_and(|flags| {
+        let flags = OFlag::from_bits_truncate(flags);
+        flags.contains(OFlag::O_NONBLOCK)
+            || fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).is_ok()
+    })
+}
+
 /// Waits until `fd` accepts a write (or reports an error, which the next write returns).
 fn wait_writable(fd: BorrowedFd<'_>) -> io::Result<()> {
     loop {
@@ -818,6 +831,12 @@ impl Pump {
     pub(super) fn run(self) -> PumpReport {
         let mut flow = Flow::new(self);
         loop {
+            if flow.reads_on() {
+                if flow.step(true, false).is_break() {
+                    break;
+                }
+                continue;
+            }
             let timeout = flow.timeout();
             // On the stack (a poll per chunk): the output, then those of the exit pipe and
             // the reader that are watched, the rest unused.
@@ -871,16 +890,48 @@ pub(super) struct Flow {
     deadline: Option<Instant>,
     /// In the drain: when it ends unless output comes before.
     quiet_until: Option<Instant>,
+    /// The output is non-blocking, so that it can be read again without a wait first
+    /// ([`Flow::reads_on`]).
+    nonblocking: bool,
+    /// The last read returned data.
+    flowing: bool,
+    /// Reads since the last wait.
+    unwaited: u32,
 }
+
+/// While the output keeps coming, how many reads the pump makes in a row before it waits
+/// again ([`Flow::reads_on`]): each wait also looks at the exit pipe, tj's reader and, on
+/// the relay's thread, the signals, which are thus seen after at most this many reads
+/// (a PTY hands out at most 4095 bytes a read).
+const READS_UNWAITED: u32 = 64;
 
 impl Flow {
     pub(super) fn new(pump: Pump) -> Flow {
+        let nonblocking = set_nonblocking(pump.source.as_fd());
         Flow {
             pump,
             buf: vec![0u8; FIRST_CHUNK],
             report: PumpReport::default(),
             deadline: None,
             quiet_until: None,
+            nonblocking,
+            flowing: false,
+            unwaited: 0,
+        }
+    }
+
+    /// Whether to read the output again without waiting for it (and for whatever else the
+    /// wait watches) first, as [`Flow::step`] with `readable`: while reads return data, up
+    /// to [`READS_UNWAITED`] in a row. A steady stream then costs a `read` a chunk instead of
+    /// a `poll` and a `read` (issue 13: `tj run -- cat` of 200 MB, 7% less CPU). The read
+    /// that finds nothing costs what the `poll` would have, once a burst.
+    pub(super) fn reads_on(&mut self) -> bool {
+        if self.flowing && self.unwaited < READS_UNWAITED {
+            self.unwaited += 1;
+            true
+        } else {
+            self.unwaited = 0;
+            false
         }
     }
 
@@ -947,9 +998,6 @@ impl Flow {
                 self.report.held_open = true;
                 return ControlFlow::Break(());
             }
-            if readable {
-                self.quiet_until = Some(now + self.pump.drain_idle);
-            }
         }
         if !readable {
             // While the child runs, only the idle watch sets a timeout.
@@ -964,6 +1012,10 @@ impl Flow {
             // EIO: every descriptor of the slave side is closed.
             Ok(0) | Err(Errno::EIO) => return ControlFlow::Break(()),
             Ok(n) => {
+                self.flowing = self.nonblocking;
+                if self.deadline.is_some() {
+                    self.quiet_until = Some(Instant::now() + self.pump.drain_idle);
+                }
                 let chunk = self.buf.get(..n).unwrap_or_default();
                 self.pump.deliver(chunk, &mut self.report);
                 if self.report.reader_gone {
@@ -991,7 +1043,9 @@ impl Flow {
                     self.buf.resize(self.buf.len() * 2, 0);
                 }
             }
-            Err(Errno::EINTR | Errno::EAGAIN) => {}
+            Err(Errno::EINTR) => {}
+            // Read on without a wait, and nothing was there (or a wait said so wrongly).
+            Err(Errno::EAGAIN) => self.flowing = false,
             Err(err) => {
                 self.report.warnings.push(format!("could not read the output: {err}"));
                 return ControlFlow::Break(());

@@ -74,6 +74,52 @@ fn agent_mode_runs_the_command_from_one_thread() {
     }
 }
 
+/// Output that keeps coming is read without a wait before every read (issue 13): a `poll`
+/// only now and then, on the relay's own thread (agent mode) and on the output thread
+/// (live), through the PTY. strace stops tj at each of these calls, so the 8 MB are there
+/// to be read long before tj reads them, about 2,000 reads of at most 4095 bytes.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
+    let env = TestEnv::new();
+    let big = env.work().join("8mb.txt");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+    for i in 0..80_000 {
+        std::io::Write::write_all(&mut file, format!("{i:08} {}\n", "x".repeat(90)).as_bytes())
+            .unwrap();
+    }
+    file.into_inner().unwrap().sync_all().unwrap();
+    for mode in ["--agent", "--live"] {
+        let log = env.work().join("strace.log");
+        let tj = env.cmd(&["run", mode, "--", "cat", "8mb.txt"]);
+        let mut strace = Command::new("strace");
+        strace
+            .args(["--seccomp-bpf", "-f", "-qq", "-c", "-U", "name,calls", "-o"])
+            .arg(&log)
+            .args(["-e", "trace=read,poll,ppoll", "--"])
+            .arg(tj.get_program())
+            .args(tj.get_args())
+            .env_clear()
+            .envs(tj.get_envs().filter_map(|(key, value)| Some((key, value?))))
+            .current_dir(env.work());
+        let out = run_within(strace, b"", std::time::Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        let table = std::fs::read_to_string(&log).unwrap();
+        let calls = |name: &str| -> u64 {
+            table
+                .lines()
+                .filter_map(|line| {
+                    let mut cols = line.split_whitespace();
+                    (cols.next() == Some(name)).then(|| cols.next()?.parse::<u64>().ok()).flatten()
+                })
+                .sum()
+        };
+        let (reads, waits) = (calls("read"), calls("poll") + calls("ppoll"));
+        assert!(reads > 2_000, "{mode}: only {reads} reads:\n{table}");
+        assert!(waits * 8 < reads, "{mode}: {waits} waits for {reads} reads:\n{table}");
+    }
+}
+
 #[test]
 fn exit_codes_map_through() {
     let env = TestEnv::new();
