@@ -77,7 +77,8 @@ fn agent_mode_runs_the_command_from_one_thread() {
 /// Output that keeps coming is read without a wait before every read (issue 13): a `poll`
 /// only now and then, on the relay's own thread (agent mode) and on the output thread
 /// (live), through the PTY. strace stops tj at each of these calls, so the 8 MB are there
-/// to be read long before tj reads them, about 2,000 reads of at most 4095 bytes.
+/// to be read long before tj reads them: about 2,000 reads (a PTY hands out 4 KiB at a time,
+/// or more to a read that finds more coming), each of which could have been a wait.
 #[cfg(target_os = "linux")]
 #[test]
 fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
@@ -115,7 +116,7 @@ fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
                 .sum()
         };
         let (reads, waits) = (calls("read"), calls("poll") + calls("ppoll"));
-        assert!(reads > 2_000, "{mode}: only {reads} reads:\n{table}");
+        assert!(reads > 500, "{mode}: only {reads} reads:\n{table}");
         assert!(waits * 8 < reads, "{mode}: {waits} waits for {reads} reads:\n{table}");
     }
 }
