@@ -13,17 +13,18 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
-/// Runs before Rust's runtime, which ignores SIGPIPE for tj: notes whether tj was started with
-/// it ignored, so that the command is started with it as tj was (`tj::run`).
+/// Runs before Rust's runtime, which ignores SIGPIPE for tj and opens /dev/null in place of a
+/// closed stdin, stdout or stderr: notes whether tj was started with SIGPIPE ignored and which
+/// of those were closed, so that the command gets them as tj did (`tj::run`).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 #[used]
 #[unsafe(link_section = ".init_array")]
-static NOTE_SIGNALS_AT_START: extern "C" fn() = note_signals_at_start;
+static NOTE_AT_START: extern "C" fn() = note_at_start;
 
 #[cfg(target_os = "linux")]
-extern "C" fn note_signals_at_start() {
-    tj::run::note_signals_at_start();
+extern "C" fn note_at_start() {
+    tj::run::note_at_start();
 }
 
 fn main() -> ExitCode {

@@ -283,6 +283,7 @@ fn mode_report(env: &Env) -> String {
         agent_stdout: None,
         stdout_is_tty: std::io::stdout().is_terminal(),
         stdout_id: stdout_identity(),
+        stdio_closed: crate::run::stdio_closed_at_start(),
     };
     let (mode, reason) = mode::decide(&facts, env);
     let mode = match mode {
@@ -294,6 +295,7 @@ fn mode_report(env: &Env) -> String {
         Reason::Disabled => "TJ_DISABLE is set",
         Reason::Nested => "TJ_INNER is set",
         Reason::Redirected => "stdout is not the agent's (--agent-stdout)",
+        Reason::StdioClosed => "stdin, stdout or stderr was closed",
         Reason::AgentFlag => "--agent",
         Reason::LiveFlag => "--live",
         Reason::Harness => "an agent variable is set",

@@ -346,6 +346,7 @@ fn decide_mode(args: &Args, env: &Env) -> Mode {
         stdout_is_tty: std::io::stdout().is_terminal(),
         // Only compared with `--agent-stdout`.
         stdout_id: args.agent_stdout.as_ref().and_then(|_| stdout_identity()),
+        stdio_closed: relay::stdio_closed_at_start(),
     };
     mode::decide(&facts, env).0
 }

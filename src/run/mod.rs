@@ -312,11 +312,23 @@ pub fn exec_in_place(argv: &[OsString]) -> SpawnError {
     exec::exec_in_place(&Spec::new(argv.to_vec(), PathBuf::from(".")))
 }
 
-/// Notes the signal dispositions tj was started with that Rust's runtime changes before
-/// `main` (SIGPIPE), so that the command gets them as it would without tj. For the binary
-/// to call before the runtime starts (`.init_array`); system calls only.
-pub fn note_signals_at_start() {
+/// Notes what tj was started with that Rust's runtime changes before `main`, so that the
+/// command gets it as it would without tj: SIGPIPE's disposition (the runtime ignores it),
+/// and which of stdin, stdout and stderr were closed (the runtime opens /dev/null in their
+/// place). For the binary to call before the runtime starts (`.init_array`); system calls
+/// only.
+pub fn note_at_start() {
     signals::note_signals_at_start();
+    exec::note_closed_stdio();
+}
+
+/// Whether stdin, stdout or stderr was closed when tj started, as noted by [`note_at_start`]
+/// (never without the note: tests, or a platform where the binary cannot run code that
+/// early). tj cannot then run the command as it would run without tj, with that descriptor
+/// closed and the others as they are, through a PTY or pipe of its own: it runs it in its
+/// place ([`exec_in_place`], which closes it again).
+pub fn stdio_closed_at_start() -> bool {
+    exec::closed_stdio() != 0
 }
 
 /// Makes tj's signal dispositions those it was started with again, for an exec of the

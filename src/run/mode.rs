@@ -7,14 +7,17 @@
 //!
 //! 1. `TJ_DISABLE` is set: **transparent** (tj is switched off).
 //! 2. `TJ_INNER` is set: **transparent** (a `tj run` inside a `tj run`).
-//! 3. `--agent`: **agent**. `--live`: **terminal**. Whoever wrote the flag knows who reads
+//! 3. stdin, stdout or stderr was closed when tj started (`cmd >&-`): **transparent**. The
+//!    command must get it closed and the others as they are, which only a run in tj's
+//!    place gives it; and with stdout closed, no rendition has a reader.
+//! 4. `--agent`: **agent**. `--live`: **terminal**. Whoever wrote the flag knows who reads
 //!    the output (the harness adapters write `--agent`), so nothing below overrides it.
-//! 4. `--agent-stdout DEV:INO` names the agent's stdout and ours is something else (`| grep`,
+//! 5. `--agent-stdout DEV:INO` names the agent's stdout and ours is something else (`| grep`,
 //!    `> file`, `$(…)`): **transparent**, so the output reaches its reader exactly as
 //!    without tj.
-//! 5. An agent harness's variable is set ([`crate::env::AGENT_VARS`]): **agent**.
-//! 6. stdout is not a terminal: **agent**.
-//! 7. Otherwise: **terminal**.
+//! 6. An agent harness's variable is set ([`crate::env::AGENT_VARS`]): **agent**.
+//! 7. stdout is not a terminal: **agent**.
+//! 8. Otherwise: **terminal**.
 //!
 //! The agent's stdout arrives as a flag, never from the environment: an exported record is
 //! inherited by every process below the shell that made it (a nested harness, a terminal
@@ -54,6 +57,9 @@ pub enum Reason {
     LiveFlag,
     /// `--agent-stdout` names the agent's stdout, and ours is something else.
     Redirected,
+    /// stdin, stdout or stderr was closed when tj started (`cmd >&-`): the command gets it
+    /// closed, and the others as they are, only when it runs in tj's place.
+    StdioClosed,
     /// An agent harness's variable is set.
     Harness,
     /// stdout is not a terminal.
@@ -76,6 +82,8 @@ pub struct Facts {
     pub stdout_is_tty: bool,
     /// stdout's (device, inode), if it could be read.
     pub stdout_id: Option<(u64, u64)>,
+    /// stdin, stdout or stderr was closed when tj started.
+    pub stdio_closed: bool,
 }
 
 /// Decides the mode by the rule in the [module docs](self).
@@ -85,6 +93,9 @@ pub fn decide(facts: &Facts, env: &Env) -> (Mode, Reason) {
     }
     if env.inner {
         return (Mode::Transparent, Reason::Nested);
+    }
+    if facts.stdio_closed {
+        return (Mode::Transparent, Reason::StdioClosed);
     }
     if facts.agent_flag {
         return (Mode::Agent, Reason::AgentFlag);
@@ -130,6 +141,7 @@ mod tests {
         agent_stdout: None,
         stdout_is_tty: true,
         stdout_id: Some((1, 2)),
+        stdio_closed: false,
     };
     const PIPE: Facts = Facts {
         agent_flag: false,
@@ -137,6 +149,7 @@ mod tests {
         agent_stdout: None,
         stdout_is_tty: false,
         stdout_id: Some((9, 9)),
+        stdio_closed: false,
     };
     /// The hook's record of the agent's stdout: the pipe above.
     const AGENTS: Option<(u64, u64)> = Some((9, 9));
@@ -187,6 +200,20 @@ mod tests {
                 env(&[("TJ_INNER", "1")]),
                 Transparent,
                 Reason::Nested,
+            ),
+            (
+                "a closed stdin, stdout or stderr beats --agent",
+                Facts { agent_flag: true, stdio_closed: true, ..PIPE },
+                env(&[("CLAUDECODE", "1")]),
+                Transparent,
+                Reason::StdioClosed,
+            ),
+            (
+                "a closed stdin, stdout or stderr beats --live",
+                Facts { live_flag: true, stdio_closed: true, ..TTY },
+                env(&[]),
+                Transparent,
+                Reason::StdioClosed,
             ),
             // The hook's record, passed as --agent-stdout.
             (

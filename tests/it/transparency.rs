@@ -669,6 +669,46 @@ fn agent_reading_stderr_apart_gets_it_reduced_in_the_rendition() {
     assert!(!stderr(&out).contains("err"), "{}", stderr(&out));
 }
 
+// --- A closed stdin, stdout or stderr -------------------------------------------------------
+
+/// A command run with stdin, stdout or stderr closed (`cmd <&-`, `>&-`, `2>&-`) finds it
+/// closed under tj too, and the others as they were: the same report of its descriptors,
+/// the same write errors, the same status, whatever the mode asked for. Rust's runtime opens
+/// /dev/null in place of a closed one before tj's `main`, which tj notes before it does
+/// (`.init_array`); the command then runs in tj's place, where tj closes it again. Before,
+/// it got a PTY or /dev/null there, and `echo out >&-` succeeded under tj.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_stdin_stdout_or_stderr_is_closed_for_the_command_too() {
+    let env = TestEnv::new();
+    // What the command finds on 0, 1 and 2, into a file (its stdout may be closed), and what
+    // its writes to stdout and stderr give.
+    let probe = r#"exec 3>report
+                   for n in 0 1 2; do
+                       if [ -e /proc/$$/fd/$n ]; then echo "$n open" >&3; else echo "$n closed" >&3; fi
+                   done
+                   echo out; echo "stdout: $?" >&3
+                   echo err >&2; echo "stderr: $?" >&3
+                   read -r line; echo "stdin: $?" >&3; exit 3"#;
+    for close in ["<&-", ">&-", "2>&-", "<&- >&- 2>&-"] {
+        for mode in ["", "--agent ", "--live "] {
+            let run = |prefix: &str| {
+                let out = shell(&env, &format!("{prefix}sh -c '{probe}' {close}"));
+                let report = std::fs::read_to_string(env.work().join("report")).unwrap();
+                (out, report)
+            };
+            let (without, want) = run("");
+            let (with, got) = run(&format!("\"$TJ\" run {mode}-- "));
+            let case = format!("tj run {mode}-- … {close}");
+            assert!(want.contains("closed"), "{case}: the case closes nothing:\n{want}");
+            assert_eq!(got, want, "{case}");
+            assert_eq!(with.status.code(), Some(3), "{case}: {with:?}");
+            assert_eq!(with.stdout, without.stdout, "{case}");
+            assert_eq!(with.stderr, without.stderr, "{case}");
+        }
+    }
+}
+
 // --- The agent's PTY is wide ------------------------------------------------------------------
 
 #[test]
