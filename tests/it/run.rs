@@ -74,11 +74,12 @@ fn agent_mode_runs_the_command_from_one_thread() {
     }
 }
 
-/// Output that keeps coming is read without a wait before every read (issue 13): a `poll`
-/// only now and then, on the relay's own thread (agent mode) and on the output thread
-/// (live), through the PTY. strace stops tj at each of these calls, so the 8 MB are there
-/// to be read long before tj reads them: about 2,000 reads (a PTY hands out 4 KiB at a time,
-/// or more to a read that finds more coming), each of which could have been a wait.
+/// Output that keeps coming is read without a wait before every read (issue 13), on the
+/// relay's own thread (agent mode) and on the output thread (live), through the PTY: tj
+/// waits (`poll`) only when a read found nothing (EAGAIN, counted as a failed read), and
+/// otherwise every 64 reads. Before, it waited before each of the 8 MB's 2,000-odd reads. How
+/// often the output runs dry depends on the machine's load; that it is waited for only
+/// then does not.
 #[cfg(target_os = "linux")]
 #[test]
 fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
@@ -95,7 +96,7 @@ fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
         let tj = env.cmd(&["run", mode, "--", "cat", "8mb.txt"]);
         let mut strace = Command::new("strace");
         strace
-            .args(["--seccomp-bpf", "-f", "-qq", "-c", "-U", "name,calls", "-o"])
+            .args(["--seccomp-bpf", "-f", "-qq", "-c", "-U", "name,calls,errors", "-o"])
             .arg(&log)
             .args(["-e", "trace=read,poll,ppoll", "--"])
             .arg(tj.get_program())
@@ -106,18 +107,17 @@ fn output_that_keeps_coming_is_read_without_a_wait_before_every_read() {
         let out = run_within(strace, b"", std::time::Duration::from_secs(60));
         assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
         let table = std::fs::read_to_string(&log).unwrap();
-        let calls = |name: &str| -> u64 {
-            table
-                .lines()
-                .filter_map(|line| {
-                    let mut cols = line.split_whitespace();
-                    (cols.next() == Some(name)).then(|| cols.next()?.parse::<u64>().ok()).flatten()
-                })
-                .sum()
+        // `column` of the row `name`: 0 the calls, 1 the failed ones (blank when none).
+        let count = |name: &str, column: usize| -> u64 {
+            let row = table.lines().find(|line| line.split_whitespace().next() == Some(name));
+            row.and_then(|row| row.split_whitespace().nth(1 + column)?.parse().ok()).unwrap_or(0)
         };
-        let (reads, waits) = (calls("read"), calls("poll") + calls("ppoll"));
+        let (reads, found_nothing) = (count("read", 0), count("read", 1));
+        let waits = count("poll", 0) + count("ppoll", 0);
         assert!(reads > 500, "{mode}: only {reads} reads:\n{table}");
-        assert!(waits * 8 < reads, "{mode}: {waits} waits for {reads} reads:\n{table}");
+        // Once at the start and at the exit, and a few of tj's own besides the output's.
+        let allowed = found_nothing + reads / 64 + 16;
+        assert!(waits <= allowed, "{mode}: {waits} waits for {reads} reads:\n{table}");
     }
 }
 
@@ -301,6 +301,53 @@ fn a_run_without_a_rendition_replaces_what_the_side_file_held() {
     assert_eq!(stdout(&out), "hi\n");
     let side = std::fs::read_to_string(&target).unwrap();
     assert!(side.starts_with("[tj] ") && side.contains("the command ran without tj"), "{side}");
+}
+
+/// A run that goes transparent (tj is disabled, stdout is not the agent's, a standard
+/// descriptor was closed) leaves no earlier rendition on the side channel either, and adds
+/// nothing to the command's output; a run nested in another leaves it to the outer one.
+#[test]
+fn a_run_in_tj_s_place_replaces_what_the_side_file_held() {
+    let env = TestEnv::new();
+    let target = env.work().join("rendition.txt");
+    let runs = [
+        ("TJ_DISABLE=1 \"$TJ\" run --emit \"$EMIT\" -- sh -c 'echo hi'", Some("TJ_DISABLE is set")),
+        (
+            "\"$TJ\" run --agent-stdout 1:1 --emit \"$EMIT\" -- sh -c 'echo hi'",
+            Some("stdout is not the agent's"),
+        ),
+        (
+            "\"$TJ\" run --emit \"$EMIT\" -- sh -c 'echo hi' <&-",
+            Some("stdin, stdout or stderr was closed"),
+        ),
+        ("TJ_INNER=1 \"$TJ\" run --emit \"$EMIT\" -- sh -c 'echo hi'", None),
+    ];
+    for (line, why) in runs {
+        let first =
+            env.run(&["run", "--emit", target.to_str().unwrap(), "--", "echo", "FIRST"], b"");
+        assert_eq!(first.status.code(), Some(0));
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", line])
+            .env("TJ", crate::util::tj_bin_str())
+            .env("EMIT", &target)
+            .env("TJ_DATA_DIR", env.data())
+            .env("TJ_CONFIG_DIR", env.root.join("config"))
+            .current_dir(env.work());
+        let out = env.run_cmd(cmd, b"");
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", crate::util::stderr(&out));
+        assert_eq!(stdout(&out), "hi\n", "{line}");
+        assert_eq!(crate::util::stderr(&out), "", "{line}");
+        let side = std::fs::read_to_string(&target).unwrap();
+        match why {
+            Some(why) => assert!(
+                side.starts_with("[tj] no rendition: ")
+                    && side.contains(why)
+                    && !side.contains("FIRST"),
+                "{line}: {side}"
+            ),
+            None => assert!(side.contains("FIRST"), "{line}: {side}"),
+        }
+    }
 }
 
 #[test]
