@@ -276,14 +276,15 @@ fn stdout_identity() -> Option<(u64, u64)> {
 fn mode_report(env: &Env) -> String {
     use std::io::IsTerminal;
 
-    use crate::run::mode::{self, Facts, Mode, Reason};
+    use crate::run::mode::{self, Facts, Mode};
     let facts = Facts {
         agent_flag: false,
         live_flag: false,
         agent_stdout: None,
         stdout_is_tty: std::io::stdout().is_terminal(),
         stdout_id: stdout_identity(),
-        stdio_closed: crate::run::stdio_closed_at_start(),
+        // Doctor's own: what it was started with says nothing of a `tj run` in this shell.
+        stdio_closed: false,
     };
     let (mode, reason) = mode::decide(&facts, env);
     let mode = match mode {
@@ -291,18 +292,7 @@ fn mode_report(env: &Env) -> String {
         Mode::Agent => "agent mode (the rendition on stdout)",
         Mode::Transparent => "transparent (runs the command directly)",
     };
-    let why = match reason {
-        Reason::Disabled => "TJ_DISABLE is set",
-        Reason::Nested => "TJ_INNER is set",
-        Reason::Redirected => "stdout is not the agent's (--agent-stdout)",
-        Reason::StdioClosed => "stdin, stdout or stderr was closed",
-        Reason::AgentFlag => "--agent",
-        Reason::LiveFlag => "--live",
-        Reason::Harness => "an agent variable is set",
-        Reason::NotATerminal => "stdout is not a terminal",
-        Reason::Terminal => "stdout is a terminal and no agent variable is set",
-    };
-    format!("{mode}: {why}")
+    format!("{mode}: {}", reason.describe())
 }
 
 /// The first executable `name` in PATH.

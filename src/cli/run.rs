@@ -35,7 +35,7 @@ use crate::emit::{self, Channel, Format};
 use crate::env::Env;
 use crate::exit::Status;
 use crate::reduce::{self, ArtifactRef, Input, Options, Reduction, stream};
-use crate::run::mode::{self, Facts, Mode};
+use crate::run::mode::{self, Facts, Mode, Reason};
 use crate::run::{self as relay, Exit, RelayIo, SpawnError, Spec};
 use crate::store::{Metadata, Store};
 
@@ -101,8 +101,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
     let mut args = args.with_env(env);
-    let mode = decide_mode(&args, env);
+    let (mode, reason) = decide_mode(&args, env);
     if mode == Mode::Transparent {
+        // A harness reading the side channel must not take an earlier run's rendition for
+        // this one's. Not from a run nested in another, whose side channel is the outer's.
+        if reason != Reason::Nested {
+            let why = format!("no rendition: {}, so the command ran as is", reason.describe());
+            note_on_side_channel_quietly(&args, &why);
+        }
         return Ok(exec_directly(&args.command));
     }
     // Before tj opens a descriptor of its own, which could take the number.
@@ -332,7 +338,7 @@ fn env_value<T>(
 }
 
 /// Terminal, agent or transparent (DESIGN.md "Modes").
-fn decide_mode(args: &Args, env: &Env) -> Mode {
+fn decide_mode(args: &Args, env: &Env) -> (Mode, Reason) {
     let facts = Facts {
         agent_flag: args.agent,
         live_flag: args.live,
@@ -348,7 +354,7 @@ fn decide_mode(args: &Args, env: &Env) -> Mode {
         stdout_id: args.agent_stdout.as_ref().and_then(|_| stdout_identity()),
         stdio_closed: relay::stdio_closed_at_start(),
     };
-    mode::decide(&facts, env).0
+    mode::decide(&facts, env)
 }
 
 /// What to run and how: the PTY, the child's environment, the watchdog.
@@ -850,17 +856,43 @@ fn note_on_side_channel(args: &Args, why: &str, code: Option<u8>) {
     let line = format!("[tj] {}", diag::escape(why));
     let text = match args.format() {
         Format::Text => line,
-        Format::Json => serde_json::to_string_pretty(&serde_json::json!({
-            "inlineText": line,
-            "exitCode": code,
-            "reduced": false,
-            "lossless": false,
-            "passthrough": "no rendition",
-        }))
-        .unwrap_or(line),
+        Format::Json => json_note(&line, code),
     };
     if let Err(err) = emit::to_channel(&channel, &text) {
         diag::warn_once(&format!("{err:#}"));
+    }
+}
+
+/// A note on the side channel ([`note_on_side_channel`]) in JSON: no rendition, `line` in
+/// its place.
+fn json_note(line: &str, code: Option<u8>) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
+        "inlineText": line,
+        "exitCode": code,
+        "reduced": false,
+        "lossless": false,
+        "passthrough": "no rendition",
+    }))
+    .unwrap_or_else(|_| line.to_owned())
+}
+
+/// [`note_on_side_channel`] for a run in tj's place, which adds nothing to the command's
+/// stderr: a side channel that cannot be written (refused, or not open) is left as it is.
+fn note_on_side_channel_quietly(args: &Args, why: &str) {
+    let writable = match (&args.emit, args.emit_fd) {
+        (Some(path), _) => emit::file_refused(path).is_none(),
+        (None, Some(fd)) => emit::fd_is_open(fd),
+        (None, None) => false,
+    };
+    if writable {
+        let line = format!("[tj] {}", diag::escape(why));
+        let text = match args.format() {
+            Format::Text => line,
+            Format::Json => json_note(&line, None),
+        };
+        if let Some(channel) = side_channel(args) {
+            let _ = emit::to_channel(&channel, &text);
+        }
     }
 }
 

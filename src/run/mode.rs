@@ -68,6 +68,23 @@ pub enum Reason {
     Terminal,
 }
 
+impl Reason {
+    /// Why, in a few words: `tj doctor`'s, and a transparent run's note on the side channel.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Disabled => "TJ_DISABLE is set",
+            Reason::Nested => "TJ_INNER is set",
+            Reason::Redirected => "stdout is not the agent's (--agent-stdout)",
+            Reason::StdioClosed => "stdin, stdout or stderr was closed",
+            Reason::AgentFlag => "--agent",
+            Reason::LiveFlag => "--live",
+            Reason::Harness => "an agent variable is set",
+            Reason::NotATerminal => "stdout is not a terminal",
+            Reason::Terminal => "stdout is a terminal and no agent variable is set",
+        }
+    }
+}
+
 /// What the decision looks at besides the environment.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Facts {
