@@ -262,6 +262,19 @@ fn emit_file_gets_the_rendition_and_stdout_the_clean_live_stream() {
     assert!(v["durationMs"].is_u64());
 }
 
+/// `sh -c line` in the test's directory, with `$TJ` the tj under test and `$EMIT` the side
+/// file `emit`.
+fn sh_emitting(env: &TestEnv, line: &str, emit: &std::path::Path) -> std::process::Output {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", line])
+        .env("TJ", crate::util::tj_bin_str())
+        .env("EMIT", emit)
+        .env("TJ_DATA_DIR", env.data())
+        .env("TJ_CONFIG_DIR", env.root.join("config"))
+        .current_dir(env.work());
+    env.run_cmd(cmd, b"")
+}
+
 /// A run with no rendition (the command was not found; tj could not set up the run and
 /// ran the command in its place) says so on the side channel, instead of leaving an earlier
 /// run's rendition there for the harness to take for this one's.
@@ -289,14 +302,8 @@ fn a_run_without_a_rendition_replaces_what_the_side_file_held() {
     assert_eq!(v["inlineText"], "[tj] no-such-command-here: command not found");
 
     // Too few descriptors for tj's pipes: the command runs in tj's place.
-    let mut cmd = std::process::Command::new("sh");
-    cmd.args(["-c", r#"ulimit -n 12 && exec "$TJ" run --emit "$EMIT" -- sh -c 'echo hi; exit 4'"#])
-        .env("TJ", crate::util::tj_bin_str())
-        .env("EMIT", &target)
-        .env("TJ_DATA_DIR", env.data())
-        .env("TJ_CONFIG_DIR", env.root.join("config"))
-        .current_dir(env.work());
-    let out = env.run_cmd(cmd, b"");
+    let line = r#"ulimit -n 12 && exec "$TJ" run --emit "$EMIT" -- sh -c 'echo hi; exit 4'"#;
+    let out = sh_emitting(&env, line, &target);
     assert_eq!(out.status.code(), Some(4), "{}", crate::util::stderr(&out));
     assert_eq!(stdout(&out), "hi\n");
     let side = std::fs::read_to_string(&target).unwrap();
@@ -326,14 +333,7 @@ fn a_run_in_tj_s_place_replaces_what_the_side_file_held() {
         let first =
             env.run(&["run", "--emit", target.to_str().unwrap(), "--", "echo", "FIRST"], b"");
         assert_eq!(first.status.code(), Some(0));
-        let mut cmd = std::process::Command::new("sh");
-        cmd.args(["-c", line])
-            .env("TJ", crate::util::tj_bin_str())
-            .env("EMIT", &target)
-            .env("TJ_DATA_DIR", env.data())
-            .env("TJ_CONFIG_DIR", env.root.join("config"))
-            .current_dir(env.work());
-        let out = env.run_cmd(cmd, b"");
+        let out = sh_emitting(&env, line, &target);
         assert_eq!(out.status.code(), Some(0), "{line}: {}", crate::util::stderr(&out));
         assert_eq!(stdout(&out), "hi\n", "{line}");
         assert_eq!(crate::util::stderr(&out), "", "{line}");
