@@ -852,47 +852,39 @@ fn emit_rendition(
 /// another command's result for this one's. `code` is tj's exit code, when it is known.
 fn note_on_side_channel(args: &Args, why: &str, code: Option<u8>) {
     let Some(channel) = side_channel(args) else { return };
-    // No exit line, as in every rendition on a side channel: its reader has tj's status.
-    let line = format!("[tj] {}", diag::escape(why));
-    let text = match args.format() {
-        Format::Text => line,
-        Format::Json => json_note(&line, code),
-    };
-    if let Err(err) = emit::to_channel(&channel, &text) {
+    if let Err(err) = emit::to_channel(&channel, &side_note(args, why, code)) {
         diag::warn_once(&format!("{err:#}"));
     }
-}
-
-/// A note on the side channel ([`note_on_side_channel`]) in JSON: no rendition, `line` in
-/// its place.
-fn json_note(line: &str, code: Option<u8>) -> String {
-    serde_json::to_string_pretty(&serde_json::json!({
-        "inlineText": line,
-        "exitCode": code,
-        "reduced": false,
-        "lossless": false,
-        "passthrough": "no rendition",
-    }))
-    .unwrap_or_else(|_| line.to_owned())
 }
 
 /// [`note_on_side_channel`] for a run in tj's place, which adds nothing to the command's
 /// stderr: a side channel that cannot be written (refused, or not open) is left as it is.
 fn note_on_side_channel_quietly(args: &Args, why: &str) {
-    let writable = match (&args.emit, args.emit_fd) {
-        (Some(path), _) => emit::file_refused(path).is_none(),
-        (None, Some(fd)) => emit::fd_is_open(fd),
-        (None, None) => false,
+    let Some(channel) = side_channel(args) else { return };
+    let writable = match &channel {
+        Channel::File(path) => emit::file_refused(path).is_none(),
+        Channel::Fd(fd) => emit::fd_is_open(*fd),
     };
     if writable {
-        let line = format!("[tj] {}", diag::escape(why));
-        let text = match args.format() {
-            Format::Text => line,
-            Format::Json => json_note(&line, None),
-        };
-        if let Some(channel) = side_channel(args) {
-            let _ = emit::to_channel(&channel, &text);
-        }
+        let _ = emit::to_channel(&channel, &side_note(args, why, None));
+    }
+}
+
+/// The text of a note on the side channel in the format asked for: no rendition, `why` in
+/// its place. No exit line, as in every rendition on a side channel: its reader has tj's
+/// status.
+fn side_note(args: &Args, why: &str, code: Option<u8>) -> String {
+    let line = format!("[tj] {}", diag::escape(why));
+    match args.format() {
+        Format::Text => line,
+        Format::Json => serde_json::to_string_pretty(&serde_json::json!({
+            "inlineText": line,
+            "exitCode": code,
+            "reduced": false,
+            "lossless": false,
+            "passthrough": "no rendition",
+        }))
+        .unwrap_or(line),
     }
 }
 

@@ -991,13 +991,13 @@ impl Flow {
             self.quiet_until = Some(now + self.pump.drain_idle);
         }
         // The clock only in the drain: while the child runs, a read costs no more than it.
-        if let Some(deadline) = self.deadline {
-            let now = Instant::now();
-            if now >= deadline || (!readable && self.quiet_until.is_some_and(|q| now >= q)) {
-                // A descendant holds the output open.
-                self.report.held_open = true;
-                return ControlFlow::Break(());
-            }
+        let drain_now = self.deadline.map(|deadline| (deadline, Instant::now()));
+        if let Some((deadline, now)) = drain_now
+            && (now >= deadline || (!readable && self.quiet_until.is_some_and(|q| now >= q)))
+        {
+            // A descendant holds the output open.
+            self.report.held_open = true;
+            return ControlFlow::Break(());
         }
         if !readable {
             // While the child runs, only the idle watch sets a timeout.
@@ -1013,8 +1013,8 @@ impl Flow {
             Ok(0) | Err(Errno::EIO) => return ControlFlow::Break(()),
             Ok(n) => {
                 self.flowing = self.nonblocking;
-                if self.deadline.is_some() {
-                    self.quiet_until = Some(Instant::now() + self.pump.drain_idle);
+                if let Some((_, now)) = drain_now {
+                    self.quiet_until = Some(now + self.pump.drain_idle);
                 }
                 let chunk = self.buf.get(..n).unwrap_or_default();
                 self.pump.deliver(chunk, &mut self.report);
