@@ -29,17 +29,31 @@ pub enum Format {
 
 /// Writes `text` and a final newline to stdout.
 pub fn stdout(text: &str) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") })
-        .and_then(|()| out.flush())
-        .context("could not write the rendition to stdout")
+    if text.ends_with('\n') {
+        stdout_bytes(text.as_bytes())
+    } else {
+        stdout_parts(&[text.as_bytes(), b"\n"])
+    }
 }
 
 /// Writes raw bytes to stdout unchanged (`tj expand --raw`).
 pub fn stdout_bytes(bytes: &[u8]) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(bytes).and_then(|()| out.flush()).context("could not write to stdout")
+    stdout_parts(&[bytes])
+}
+
+/// Writes `parts` to stdout, one after the other, and flushes. Fails as the write would
+/// have without Rust's runtime when stdout was closed when tj started (see
+/// [`crate::stdio`]): std would write into the /dev/null the runtime put there, and
+/// succeed.
+fn stdout_parts(parts: &[&[u8]]) -> Result<()> {
+    let written = match crate::stdio::stdout_closed_error() {
+        Some(err) => Err(err),
+        None => {
+            let mut out = io::stdout().lock();
+            parts.iter().try_for_each(|part| out.write_all(part)).and_then(|()| out.flush())
+        }
+    };
+    written.context("could not write to stdout")
 }
 
 /// Serialises `value` as pretty JSON on stdout.

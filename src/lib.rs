@@ -44,6 +44,7 @@ pub mod session;
 pub mod shell;
 pub mod skills;
 pub mod stats;
+pub mod stdio;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;

@@ -46,9 +46,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<Status> {
     let ctx = Context { env, tj: &tj, host: args.host, exclude: &config.rewrite_exclude };
     match rewrite::rewrite(&args.line, &ctx) {
         Ok(rewritten) => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", rewritten.line)?;
+            crate::emit::stdout_bytes(format!("{}\n", rewritten.line).as_bytes())?;
             Ok(Status::Ok)
         }
         Err(why) => {

@@ -20,7 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use libc::{c_char, c_int};
@@ -216,7 +216,7 @@ pub(super) fn exec_in_place(spec: &Spec) -> SpawnError {
 
 /// `cmd`, to be exec'd in tj's place with SIGPIPE as tj was started with it (std's exec
 /// puts it back to its default first), and stdin, stdout and stderr closed if they were
-/// closed when tj started ([`note_closed_stdio`]; Rust's runtime opened /dev/null there).
+/// closed when tj started ([`crate::stdio`]; Rust's runtime opened /dev/null there).
 #[allow(unsafe_code)]
 fn in_place(cmd: &mut Command) -> &mut Command {
     // SAFETY: the hook runs just before the exec, in tj's own process: system calls only.
@@ -224,37 +224,13 @@ fn in_place(cmd: &mut Command) -> &mut Command {
         cmd.pre_exec(|| {
             // tj never touched SIGCHLD here (no relay ran): only SIGPIPE is given back.
             ignore_as_at_start(false);
-            let closed = closed_stdio();
+            let closed = crate::stdio::closed_at_start();
             for fd in (0..3).filter(|fd| closed & (1 << fd) != 0) {
                 libc::close(fd);
             }
             Ok(())
         })
     }
-}
-
-/// The standard descriptors (0, 1, 2) that were closed when tj started, a bit each (`1 <<
-/// fd`), noted by [`note_closed_stdio`].
-static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
-
-/// Notes which of descriptors 0, 1 and 2 are closed. For the binary to call before Rust's
-/// runtime starts, which opens /dev/null in their place (`.init_array`): system calls only.
-#[allow(unsafe_code)]
-pub(super) fn note_closed_stdio() {
-    for fd in 0..3 {
-        // SAFETY: reads the descriptor's flags, nothing else.
-        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
-        if closed {
-            CLOSED_AT_START.fetch_or(1 << fd, Ordering::Relaxed);
-        }
-    }
-}
-
-/// The descriptors [`note_closed_stdio`] found closed, a bit each. An atomic load: safe
-/// between fork and exec.
-pub(super) fn closed_stdio() -> u8 {
-    CLOSED_AT_START.load(Ordering::Relaxed)
 }
 
 /// Ignores again, in the command's process just before its exec (which keeps an ignored

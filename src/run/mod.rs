@@ -319,7 +319,7 @@ pub fn exec_in_place(argv: &[OsString]) -> SpawnError {
 /// only.
 pub fn note_at_start() {
     signals::note_signals_at_start();
-    exec::note_closed_stdio();
+    crate::stdio::note_closed_at_start();
 }
 
 /// Whether stdin, stdout or stderr was closed when tj started, as noted by [`note_at_start`]
@@ -328,7 +328,7 @@ pub fn note_at_start() {
 /// closed and the others as they are, through a PTY or pipe of its own: it runs it in its
 /// place ([`exec_in_place`], which closes it again).
 pub fn stdio_closed_at_start() -> bool {
-    exec::closed_stdio() != 0
+    crate::stdio::closed_at_start() != 0
 }
 
 /// Makes tj's signal dispositions those it was started with again, for an exec of the

@@ -709,6 +709,46 @@ fn a_closed_stdin_stdout_or_stderr_is_closed_for_the_command_too() {
     }
 }
 
+/// What tj itself prints fails on a closed stdout as `cat`'s output does, where it wrote
+/// into the /dev/null Rust's runtime opens in its place and said nothing (exit 0): a script
+/// that runs `tj expand ID >&-` by mistake learns it got nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn what_tj_prints_to_a_closed_stdout_fails_as_cat_s_output_does() {
+    let env = TestEnv::new();
+    let run = env.run(&["run", "--agent", "--", "sh", "-c", "echo stored; exit 0"], b"");
+    assert!(run.status.success(), "{}", stderr(&run));
+    let list = env.run(&["ls", "--format", "json"], b"");
+    let artifacts: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
+    let id = artifacts[0]["id"].as_str().unwrap().to_owned();
+    env.write("work/out.txt", "error: it broke\n");
+    let cases = [
+        format!("\"$TJ\" expand {id}"),
+        "\"$TJ\" ls".to_owned(),
+        "\"$TJ\" reduce --command 'cargo test' out.txt".to_owned(),
+        "\"$TJ\" rewrite 'cargo test'".to_owned(),
+        // `cat`, for the status and the error tj is held to.
+        "cat out.txt".to_owned(),
+    ];
+    for case in &cases {
+        let open = shell(&env, case);
+        assert!(open.status.success(), "{case} with stdout open: {open:?}");
+        assert!(!open.stdout.is_empty(), "{case} printed nothing with stdout open: {open:?}");
+        let closed = shell(&env, &format!("{case} >&-"));
+        assert!(!closed.status.success(), "{case} >&- succeeded: {closed:?}");
+        let said = stderr(&closed);
+        assert!(said.to_lowercase().contains("bad file descriptor"), "{case} >&-: {said}");
+        if case.contains("$TJ") {
+            assert!(said.contains("could not write to stdout"), "{case} >&-: {said}");
+            assert!(said.contains("closed when tj started"), "{case} >&-: {said}");
+        }
+    }
+    // Nothing to print, nothing to fail: `tj expand` of an id that is not there fails for
+    // that reason, not for its stdout.
+    let missing = shell(&env, "\"$TJ\" expand 0123456789ab >&-");
+    assert!(!stderr(&missing).contains("could not write"), "{missing:?}");
+}
+
 // --- The agent's PTY is wide ------------------------------------------------------------------
 
 #[test]
