@@ -36,7 +36,7 @@ mod signals;
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -494,21 +494,9 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
         }
     };
 
-    let input = if keys.is_some() { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
-    if keys.is_some() {
-        term.enter_raw_early();
-    }
     let spawned_at = Instant::now();
-    let spawned = exec::spawn(
-        spec,
-        &output,
-        input,
-        stderr.as_ref().map(AsFd::as_fd),
-        signals::sigchld_was_ignored(),
-    );
-    // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
-    // child and its descendants are done with it.
-    drop(output);
+    let input = if keys.is_some() { exec::Input::Pty } else { exec::Input::Fd(stdin_fd) };
+    let spawned = start(spec, output, input, stderr.as_ref().map(AsFd::as_fd), &mut term);
     let exec::Spawned { child, job } = match spawned {
         Ok(spawned) => spawned,
         Err(err) => {
@@ -547,6 +535,25 @@ fn relay(spec: &Spec, io: RelayIo, on_spawn: impl FnOnce(&Inject, Pid)) -> Outco
     warnings.extend(term.take_warnings());
     drop(term);
     outcome(done, status, exited_at.saturating_duration_since(spawned_at), cols, warnings)
+}
+
+/// Starts the command on `output` (the PTY slave or the pipe's write end) with `input` as
+/// its stdin, tj's terminal in raw mode first when the keystrokes go through the PTY.
+fn start(
+    spec: &Spec,
+    output: exec::Output,
+    input: exec::Input<'_>,
+    stderr: Option<BorrowedFd<'_>>,
+    term: &mut Terminal,
+) -> Result<exec::Spawned, SpawnError> {
+    if matches!(input, exec::Input::Pty) {
+        term.enter_raw_early();
+    }
+    let spawned = exec::spawn(spec, &output, input, stderr, signals::sigchld_was_ignored());
+    // The slave (or the pipe's write end) now lives only in the child: EOF comes when the
+    // child and its descendants are done with it.
+    drop(output);
+    spawned
 }
 
 /// Who reads the child's output: a thread of its own, or the relay's thread, which then
