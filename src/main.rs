@@ -28,7 +28,10 @@ extern "C" fn note_at_start() {
 }
 
 fn main() -> ExitCode {
-    let cli = tj::cli::Cli::from_env();
+    let cli = match tj::cli::Cli::from_env() {
+        Ok(cli) => cli,
+        Err(status) => return status.into(),
+    };
     match tj::cli::run(cli) {
         Ok(status) => status.end(),
         Err(err) => {

@@ -66,20 +66,37 @@ enum Command {
 
 impl Cli {
     /// The command line of this process, parsed; on an error, or for `--help` and
-    /// `--version`, clap prints what it prints and the process exits.
+    /// `--version`, clap prints what it prints and the process exits. `Err` is the status
+    /// to end with when that could not be printed (`exit_for`).
     ///
     /// The calls made for every command an agent runs (`tj run`, `tj reduce`, `tj
     /// reduce-json`, `tj rewrite`, `tj hook`) are first parsed against their own subcommand
     /// alone: building the whole command line (every subcommand and its arguments) costs
     /// more than the parse. Whatever that does not accept (help, version, a mistake) is
     /// parsed again by the whole command line, so every message is the same.
-    pub fn from_env() -> Cli {
+    pub fn from_env() -> Result<Cli, Status> {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         if let Some(command) = args.get(1..).and_then(parse_hot) {
-            return Cli { command };
+            return Ok(Cli { command });
         }
-        Cli::parse_from(args)
+        Cli::try_parse_from(args).map_err(|err| exit_for(&err))
     }
+}
+
+/// Ends the process for a command line clap did not turn into a command, with clap's
+/// message and status. Except the help or the version for a stdout that was closed when tj
+/// started: that fails as `ls --help >&-` does, with an error said here and the status
+/// returned, where clap would write it into the /dev/null Rust's runtime put there and
+/// succeed (see [`crate::stdio`]).
+fn exit_for(err: &clap::Error) -> Status {
+    use clap::error::ErrorKind;
+    let prints = matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if let Some(closed) = crate::stdio::stdout_closed_error().filter(|_| prints) {
+        let what = if err.kind() == ErrorKind::DisplayHelp { "the help" } else { "the version" };
+        crate::diag::error(&anyhow::anyhow!("could not write {what} to stdout: {closed}"));
+        return Status::TjFailed;
+    }
+    err.exit()
 }
 
 /// `args` (a subcommand's name and what follows it) as that subcommand alone parses them,
