@@ -98,23 +98,7 @@ pub(crate) struct Request<'a> {
 /// problem is one warning on stderr and a fail-open outcome, never an error.
 pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> reduce::Reduction {
     let config = super::load_config(env);
-    // Forcing a rule by id needs every rule; otherwise only those the program could select.
-    let mut set = match req.classifier {
-        Some(_) => super::load_rules(env),
-        None => super::load_rules_for(env, req.argv, req.command),
-    };
-    if let Some(id) = req.classifier {
-        match set.get(id) {
-            Some(rule) => {
-                // Forcing a rule: a one-rule set (plus the fallback) selects it for any argv.
-                let mut forced = rule.clone();
-                forced.rule.matcher = rules::schema::Match::default();
-                forced.rule.priority = i64::MAX / 2000;
-                set.insert(forced);
-            }
-            None => diag::warn_once(&format!("no rule `{id}`; selecting by command instead")),
-        }
-    }
+    let set = rules_for(req, env);
     let store = Store::new(env);
     let mut meta = Metadata {
         command: req.command.map(str::to_owned),
@@ -179,6 +163,29 @@ pub(crate) fn reduce_and_store(raw: &[u8], req: &Request<'_>, env: &Env) -> redu
         _ => {}
     }
     outcome
+}
+
+/// The rules to reduce with: those the command could select, or with `--classifier ID`
+/// every rule, that one forced.
+fn rules_for(req: &Request<'_>, env: &Env) -> rules::RuleSet {
+    // Forcing a rule by id needs every rule; otherwise only those the program could select.
+    let mut set = match req.classifier {
+        Some(_) => super::load_rules(env),
+        None => super::load_rules_for(env, req.argv, req.command),
+    };
+    if let Some(id) = req.classifier {
+        match set.get(id) {
+            Some(rule) => {
+                // Forcing a rule: a one-rule set (plus the fallback) selects it for any argv.
+                let mut forced = rule.clone();
+                forced.rule.matcher = rules::schema::Match::default();
+                forced.rule.priority = i64::MAX / 2000;
+                set.insert(forced);
+            }
+            None => diag::warn_once(&format!("no rule `{id}`; selecting by command instead")),
+        }
+    }
+    set
 }
 
 /// Nothing was adopted, and the caller did not ask for the whole output rendered (`raw`).

@@ -126,22 +126,7 @@ pub(crate) fn run(args: Args, env: &Env) -> Result<Status> {
     };
     let mut run = match relay(args, &spec, mode, store.as_ref(), meanwhile) {
         Ok(run) => run,
-        // The child never ran: the error is printed, the status is env(1)'s.
-        Err(NotRun::Failed(status, why)) => {
-            note_on_side_channel(args, &why, Some(status.code()));
-            return Ok(status);
-        }
-        // Fail open: tj could not set up its side, the command has not started, and it
-        // needs none of what tj could not get. Everything tj opened is closed by now.
-        Err(NotRun::Unset(why)) => {
-            diag::warn(&format!(
-                "{why}; running the command without tj (its output is not captured or reduced)"
-            ));
-            let note = format!("{why}; the command ran without tj, its output unreduced on stdout");
-            note_on_side_channel(args, &note, None);
-            relay::restore_inherited_signals();
-            return Ok(exec_directly(&args.command));
-        }
+        Err(not_run) => return Ok(without_a_run(args, not_run)),
     };
     let mut meta = metadata(args, env, mode, &run);
     // The original is persisted before any rendition that names it (DESIGN.md "Store").
@@ -404,6 +389,29 @@ struct Ran {
     captured: Captured,
 }
 
+/// The status of a run that [`relay()`] could not make: the command's own if it then runs
+/// in tj's place, else tj's. Either way the side channel says why.
+fn without_a_run(args: &Args, not_run: NotRun) -> Status {
+    match not_run {
+        // The child never ran: the error is printed, the status is env(1)'s.
+        NotRun::Failed(status, why) => {
+            note_on_side_channel(args, &why, Some(status.code()));
+            status
+        }
+        // Fail open: tj could not set up its side, the command has not started, and it
+        // needs none of what tj could not get. Everything tj opened is closed by now.
+        NotRun::Unset(why) => {
+            diag::warn(&format!(
+                "{why}; running the command without tj (its output is not captured or reduced)"
+            ));
+            let note = format!("{why}; the command ran without tj, its output unreduced on stdout");
+            note_on_side_channel(args, &note, None);
+            relay::restore_inherited_signals();
+            exec_directly(&args.command)
+        }
+    }
+}
+
 /// Why [`relay()`] returned without a run.
 enum NotRun {
     /// The command could not be started, or its run left nothing to render (why is
@@ -424,23 +432,7 @@ fn relay(
     store: Option<&Store>,
     meanwhile: impl FnOnce(),
 ) -> Result<Ran, NotRun> {
-    let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
-    let storable = spill_dir.is_some();
-    let mut capture = Capture::new(spill_dir, Limits::default());
-    if is_watched(args, mode) {
-        // Its id names no rendition and dedupes nothing: no content hash is needed for it.
-        capture = capture.without_digest();
-    }
-    // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
-    // to the agent as it comes rather than being dropped (capture.rs, "When nothing can be
-    // stored"). Only where stdout is the agent's text stream.
-    if mode == Mode::Agent
-        && !has_side_channel(args)
-        && args.format() == Format::Text
-        && let Ok(fd) = relay::LiveFd::stdout()
-    {
-        capture.stream_overflow_to(Box::new(emit::CleanLive::new(fd)));
-    }
+    let (capture, storable) = new_capture(args, mode, store);
     // An Option so the capture can be taken back out whole once the relay is done with it.
     let capture = Arc::new(Mutex::new(Some(capture)));
     let sink = Arc::clone(&capture);
@@ -478,24 +470,7 @@ fn relay(
     if let Some(why) = &outcome.live_lost {
         diag::warn_once(why);
     }
-    let (status, exit_code, signal) = match &outcome.exit {
-        Ok(Exit::Code(code)) => {
-            (Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)), Some(i64::from(*code)), None)
-        }
-        Ok(Exit::Signal(sig)) => {
-            // tj killed a command that ignored the signal tj was sent: tj dies of that
-            // signal; the record keeps the one that ended the command.
-            let dies_of = match outcome.ended_by {
-                Some(asked) if *sig == libc::SIGKILL => asked,
-                _ => *sig,
-            };
-            (Status::Signal(dies_of), Some(128 + i64::from(*sig)), Some(*sig))
-        }
-        Err(err) => {
-            diag::error(&anyhow::anyhow!("{err}"));
-            return Err(NotRun::Failed(status_of(err), err.to_string()));
-        }
-    };
+    let (status, exit_code, signal) = ended(&outcome)?;
     // The relay has returned, so nothing writes into the capture any more.
     let taken = capture.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(capture) = taken else {
@@ -506,6 +481,55 @@ fn relay(
     let captured = capture.finish();
     warn_capture(&captured);
     Ok(Ran { outcome, status, exit_code, signal, captured })
+}
+
+/// The capture for a run in `mode`, spilling into `store`'s spill directory if there is one
+/// (then the capture is storable: the second value).
+fn new_capture(args: &Args, mode: Mode, store: Option<&Store>) -> (Capture, bool) {
+    let spill_dir = store.and_then(|s| s.prepare().ok().map(|()| s.spill_dir_path()));
+    let storable = spill_dir.is_some();
+    let mut capture = Capture::new(spill_dir, Limits::default());
+    if is_watched(args, mode) {
+        // Its id names no rendition and dedupes nothing: no content hash is needed for it.
+        capture = capture.without_digest();
+    }
+    // Nobody watches an agent's output live: if it can be neither stored nor held, it goes
+    // to the agent as it comes rather than being dropped (capture.rs, "When nothing can be
+    // stored"). Only where stdout is the agent's text stream.
+    if mode == Mode::Agent
+        && !has_side_channel(args)
+        && args.format() == Format::Text
+        && let Ok(fd) = relay::LiveFd::stdout()
+    {
+        capture.stream_overflow_to(Box::new(emit::CleanLive::new(fd)));
+    }
+    (capture, storable)
+}
+
+/// How the command ended, for tj's own status (the command's, or the signal tj dies of),
+/// the record's exit code (128 + N for a signal) and the signal; or why it did not run
+/// (said here).
+fn ended(outcome: &relay::Outcome) -> Result<(Status, Option<i64>, Option<i32>), NotRun> {
+    match &outcome.exit {
+        Ok(Exit::Code(code)) => Ok((
+            Status::Child(u8::try_from(*code & 0xff).unwrap_or(255)),
+            Some(i64::from(*code)),
+            None,
+        )),
+        Ok(Exit::Signal(sig)) => {
+            // tj killed a command that ignored the signal tj was sent: tj dies of that
+            // signal; the record keeps the one that ended the command.
+            let dies_of = match outcome.ended_by {
+                Some(asked) if *sig == libc::SIGKILL => asked,
+                _ => *sig,
+            };
+            Ok((Status::Signal(dies_of), Some(128 + i64::from(*sig)), Some(*sig)))
+        }
+        Err(err) => {
+            diag::error(&anyhow::anyhow!("{err}"));
+            Err(NotRun::Failed(status_of(err), err.to_string()))
+        }
+    }
 }
 
 /// The capture's disk error, if any, and what became of the output because of it.
