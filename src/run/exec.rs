@@ -104,7 +104,6 @@ pub(super) fn spawn(
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(SpawnError::Other("no command given".to_owned()));
     };
-    let dup = |fd: BorrowedFd<'_>| dup_stdio(fd).map(Stdio::from);
     let out = match output {
         Output::Pty(slave) => slave.as_fd(),
         Output::Pipe(pipe) => pipe.as_fd(),
@@ -113,60 +112,13 @@ pub(super) fn spawn(
         Input::Pty => out,
         Input::Fd(fd) => fd,
     };
-
-    // The spawn's own error, before `classify` words it: ENOEXEC is looked for below.
-    let start = |program: &OsStr, args: &[&OsStr]| -> Result<io::Result<Spawned>, SpawnError> {
-        #[cfg(shared_leader)]
-        if matches!(output, Output::Pty(_)) {
-            let Some(plan) = ExecPlan::new(program, args, spec) else {
-                return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput)));
-            };
-            let stdio = [stdin, out, stderr.unwrap_or(out)];
-            if let Some(spawned) = spawn_leader(&plan, stdio, &spec.cwd, ignore_sigchld)? {
-                return Ok(spawned);
-            }
-        }
-        let mut cmd = Command::new(program);
-        cmd.args(args).current_dir(&spec.cwd);
-        cmd.stdin(dup(stdin)?).stdout(dup(out)?).stderr(dup(stderr.unwrap_or(out))?);
-        let session = match output {
-            // On a PTY the command is exec'd by the session leader's own code, from a plan
-            // made here (std's exec is never reached): std is given no environment to build.
-            Output::Pty(_) => match ExecPlan::new(program, args, spec) {
-                Some(plan) => Some(Session { report: Arc::new(AtomicI32::new(-1)), plan }),
-                None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
-            },
-            Output::Pipe(_) => None,
-        };
-        // Without a PTY std's exec runs the command. Given no environment, std execs with
-        // `environ`, which the hook points at the command's in the forked child: std would
-        // build it from `vars_os` (see `CommandEnv`).
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let env = match &session {
-            // The session's plan holds the environment already.
-            Some(_) => None,
-            None => match CommandEnv::new(spec) {
-                Some(env) => Some(env),
-                None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
-            },
-        };
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let env = {
-            if session.is_none() {
-                for key in &spec.env_remove {
-                    cmd.env_remove(key);
-                }
-                cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
-            }
-            None
-        };
-        let report = session.as_ref().map(|session| Arc::clone(&session.report));
-        new_session_on_exec(&mut cmd, session, env, ignore_sigchld);
-        // `cmd`, with its duplicates of the slave or the pipe, is dropped on return.
-        Ok(spawn_retrying(&mut cmd, report.as_deref()))
+    let stdio = [stdin, out, stderr.unwrap_or(out)];
+    let on_pty = matches!(output, Output::Pty(_));
+    let try_start = |program: &OsStr, args: &[&OsStr]| {
+        start(&Start { program, args, spec, on_pty, stdio, ignore_sigchld })
     };
     let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
-    let spawned = match start(program, &args)? {
+    let spawned = match try_start(program, &args)? {
         // A file with no `#!` (a script, an empty file) is run by `/bin/sh`, as `env(1)`
         // runs it, and as the shell the agent typed it in would run a script.
         Err(err) if err.raw_os_error() == Some(libc::ENOEXEC) => {
@@ -174,7 +126,7 @@ pub(super) fn spawn(
                 Some(script) => {
                     let with_script: Vec<&OsStr> =
                         std::iter::once(script.as_os_str()).chain(args).collect();
-                    start(OsStr::new("/bin/sh"), &with_script)?
+                    try_start(OsStr::new("/bin/sh"), &with_script)?
                 }
                 None => Err(err),
             }
@@ -182,6 +134,73 @@ pub(super) fn spawn(
         spawned => spawned,
     };
     spawned.map_err(|err| classify(&err, spec))
+}
+
+/// What [`start`] starts: `program` with `args`, as `spec` says otherwise, on stdio 0, 1
+/// and 2 (the PTY slave among them if `on_pty`).
+struct Start<'a> {
+    program: &'a OsStr,
+    args: &'a [&'a OsStr],
+    spec: &'a Spec,
+    on_pty: bool,
+    stdio: [BorrowedFd<'a>; 3],
+    ignore_sigchld: bool,
+}
+
+/// Starts the command: through the session leader tj runs in its own memory where it can
+/// ([`spawn_leader`]), else through std's `Command`. `Ok(Err(_))` is the spawn's own error,
+/// before [`classify`] words it (ENOEXEC is looked for by the caller).
+fn start(what: &Start<'_>) -> Result<io::Result<Spawned>, SpawnError> {
+    let &Start { program, args, spec, on_pty, stdio, ignore_sigchld } = what;
+    #[cfg(shared_leader)]
+    if on_pty {
+        let Some(plan) = ExecPlan::new(program, args, spec) else {
+            return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput)));
+        };
+        if let Some(spawned) = spawn_leader(&plan, stdio, &spec.cwd, ignore_sigchld)? {
+            return Ok(spawned);
+        }
+    }
+    let dup = |fd: BorrowedFd<'_>| dup_stdio(fd).map(Stdio::from);
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(&spec.cwd);
+    cmd.stdin(dup(stdio[0])?).stdout(dup(stdio[1])?).stderr(dup(stdio[2])?);
+    // On a PTY the command is exec'd by the session leader's own code, from a plan made
+    // here (std's exec is never reached): std is given no environment to build.
+    let session = if on_pty {
+        match ExecPlan::new(program, args, spec) {
+            Some(plan) => Some(Session { report: Arc::new(AtomicI32::new(-1)), plan }),
+            None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+        }
+    } else {
+        None
+    };
+    // Without a PTY std's exec runs the command. Given no environment, std execs with
+    // `environ`, which the hook points at the command's in the forked child: std would
+    // build it from `vars_os` (see `CommandEnv`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let env = match &session {
+        // The session's plan holds the environment already.
+        Some(_) => None,
+        None => match CommandEnv::new(spec) {
+            Some(env) => Some(env),
+            None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+        },
+    };
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let env = {
+        if session.is_none() {
+            for key in &spec.env_remove {
+                cmd.env_remove(key);
+            }
+            cmd.envs(spec.env_set.iter().map(|(key, value)| (key, value)));
+        }
+        None
+    };
+    let report = session.as_ref().map(|session| Arc::clone(&session.report));
+    new_session_on_exec(&mut cmd, session, env, ignore_sigchld);
+    // `cmd`, with its duplicates of the slave or the pipe, is dropped on return.
+    Ok(spawn_retrying(&mut cmd, report.as_deref()))
 }
 
 /// A duplicate of `fd` for one of the command's stdio descriptors (close-on-exec, above 2).
