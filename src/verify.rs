@@ -324,7 +324,7 @@ fn decoded_text(out: &reduce::Reduction) -> Option<String> {
 /// For the lossless JSON shapes, decodes the rendition and compares it with the original
 /// (as values: key order within an object aside). Lossless must mean lossless.
 fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
-    use crate::reduce::shape::{json_table, ndjson};
+    use crate::reduce::shape::json_table;
     let rendered = reduce::screen_width(case.text.as_bytes(), case.cols());
     let lines = reduce::split_lines(&rendered);
     let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
@@ -349,31 +349,7 @@ fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
                 );
             }
         }
-        Some("ndjson-table") => {
-            let decoded = ndjson::decode(table)
-                .map_err(|e| format!("the JSON Lines table does not decode: {e}"))?;
-            if decoded.len() != body.len() {
-                return Err(format!(
-                    "the JSON Lines table decodes to {} lines, not {}",
-                    decoded.len(),
-                    body.len()
-                ));
-            }
-            for (n, (line, value)) in body.iter().zip(&decoded).enumerate() {
-                let same = match value {
-                    ndjson::LineValue::Json(v) => {
-                        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|o| &o == v)
-                    }
-                    ndjson::LineValue::Verbatim(text) => text == line,
-                };
-                if !same {
-                    return Err(format!(
-                        "the JSON Lines table's line {} decodes to something else",
-                        n + 1
-                    ));
-                }
-            }
-        }
+        Some("ndjson-table") => ndjson_round_trip(table, body)?,
         Some("compact-json") => {
             let decoded = crate::reduce::shape::compact_json::decode(table)
                 .map_err(|e| format!("the compact JSON does not decode: {e}"))?;
@@ -401,6 +377,33 @@ fn round_trip(out: &reduce::Reduction, case: &Fixture) -> Result<(), String> {
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// The JSON Lines table `table` decodes to the lines of `body`, each line of JSON as the
+/// same value (key order within an object aside), each other line as the same text.
+fn ndjson_round_trip(table: &str, body: &[&str]) -> Result<(), String> {
+    use crate::reduce::shape::ndjson;
+    let decoded =
+        ndjson::decode(table).map_err(|e| format!("the JSON Lines table does not decode: {e}"))?;
+    if decoded.len() != body.len() {
+        return Err(format!(
+            "the JSON Lines table decodes to {} lines, not {}",
+            decoded.len(),
+            body.len()
+        ));
+    }
+    for (n, (line, value)) in body.iter().zip(&decoded).enumerate() {
+        let same = match value {
+            ndjson::LineValue::Json(v) => {
+                serde_json::from_str::<serde_json::Value>(line).is_ok_and(|o| &o == v)
+            }
+            ndjson::LineValue::Verbatim(text) => text == line,
+        };
+        if !same {
+            return Err(format!("the JSON Lines table's line {} decodes to something else", n + 1));
+        }
     }
     Ok(())
 }

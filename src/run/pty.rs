@@ -584,14 +584,8 @@ fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
             let read = readable.then(|| unistd::read(&typing.reader, &mut buf));
             (std::mem::take(&mut *ahead), read)
         };
-        for typed in ahead {
-            let written = match typed {
-                Typed::Bytes(bytes) => write_all_fd(master.as_fd(), &bytes),
-                Typed::Eof => write_eof(master.as_fd()),
-            };
-            if written.is_err() {
-                return;
-            }
+        if write_ahead(master.as_fd(), ahead).is_err() {
+            return;
         }
         let n = match read {
             None | Some(Err(Errno::EINTR | Errno::EAGAIN)) => continue,
@@ -612,20 +606,43 @@ fn forward_stdin(typing: &Typing, keys: &Keys, raw: &AtomicBool) {
             }
             Some(Ok(n)) => n,
         };
-        let mut rest = buf.get(..n).unwrap_or_default();
-        let suspend = if raw.load(Ordering::SeqCst) { suspend_char(master.as_fd()) } else { None };
-        while let Some(at) = suspend.and_then(|c| rest.iter().position(|&b| b == c)) {
-            let (before, after) = rest.split_at(at);
-            if write_all_fd(master.as_fd(), before).is_err() || events.send(Event::Suspend).is_err()
-            {
-                return;
-            }
-            rest = after.get(1..).unwrap_or_default();
-        }
-        if write_all_fd(master.as_fd(), rest).is_err() {
+        let typed = buf.get(..n).unwrap_or_default();
+        if write_typed(master.as_fd(), typed, raw.load(Ordering::SeqCst), events).is_err() {
             return;
         }
     }
+}
+
+/// Writes into the PTY what was typed before the keys were forwarded ([`Typing::ahead`]),
+/// an end of file as the child's own VEOF.
+fn write_ahead(master: BorrowedFd<'_>, ahead: Vec<Typed>) -> io::Result<()> {
+    for typed in ahead {
+        match typed {
+            Typed::Bytes(bytes) => write_all_fd(master, &bytes)?,
+            Typed::Eof => write_eof(master)?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes `typed` into the PTY; in raw mode, each suspend character the PTY's line
+/// discipline would turn into SIGTSTP is taken out and sent as [`Event::Suspend`] instead.
+/// Fails when the PTY or the relay is gone.
+fn write_typed(
+    master: BorrowedFd<'_>,
+    typed: &[u8],
+    raw: bool,
+    events: &Sender<Event>,
+) -> Result<(), ()> {
+    let mut rest = typed;
+    let suspend = if raw { suspend_char(master) } else { None };
+    while let Some(at) = suspend.and_then(|c| rest.iter().position(|&b| b == c)) {
+        let (before, after) = rest.split_at(at);
+        write_all_fd(master, before).map_err(drop)?;
+        events.send(Event::Suspend).map_err(drop)?;
+        rest = after.get(1..).unwrap_or_default();
+    }
+    write_all_fd(master, rest).map_err(drop)
 }
 
 /// How often the stdin thread looks whether tj is back in the foreground while input waits
