@@ -44,8 +44,11 @@ pub fn stdout_bytes(bytes: &[u8]) -> Result<()> {
 /// Writes `parts` to stdout, one after the other, and flushes. Fails as the write would
 /// have without Rust's runtime when stdout was closed when tj started (see
 /// [`crate::stdio`]): std would write into the /dev/null the runtime put there, and
-/// succeed.
+/// succeed. Nothing to write is no write, and succeeds either way (`grep NOMATCH >&-`).
 fn stdout_parts(parts: &[&[u8]]) -> Result<()> {
+    if parts.iter().all(|part| part.is_empty()) {
+        return Ok(());
+    }
     let written = match crate::stdio::stdout_closed_error() {
         Some(err) => Err(err),
         None => {

@@ -7,7 +7,8 @@
 //! stdout. The binary therefore calls [`note_closed_at_start`] before the runtime starts
 //! (`.init_array`, Linux only), and [`closed_at_start`] says what it found: `tj run` then
 //! runs the command in its place with those descriptors closed again, and what tj itself
-//! writes to a closed stdout fails as `cat`'s write does ([`stdout_closed_error`]).
+//! writes to a closed stdout, or reads from a closed stdin, fails as `cat`'s write or read
+//! does ([`stdout_closed_error`], [`stdin_closed_error`]).
 
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -41,7 +42,17 @@ pub fn closed_at_start() -> u8 {
 /// error the write would have had without Rust's /dev/null in its place. `None` when stdout
 /// was open.
 pub fn stdout_closed_error() -> Option<io::Error> {
-    (closed_at_start() & (1 << 1) != 0).then(|| {
+    closed_error(1)
+}
+
+/// The error a read of stdin gets when stdin was closed when tj started (as
+/// [`stdout_closed_error`] for stdout).
+pub fn stdin_closed_error() -> Option<io::Error> {
+    closed_error(0)
+}
+
+fn closed_error(fd: u8) -> Option<io::Error> {
+    (closed_at_start() & (1 << fd) != 0).then(|| {
         let err = io::Error::from_raw_os_error(libc::EBADF);
         let what = err.to_string();
         let what = what.split(" (os error").next().unwrap_or(&what);

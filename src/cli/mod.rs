@@ -83,20 +83,33 @@ impl Cli {
     }
 }
 
-/// Ends the process for a command line clap did not turn into a command, with clap's
-/// message and status. Except the help or the version for a stdout that was closed when tj
-/// started: that fails as `ls --help >&-` does, with an error said here and the status
-/// returned, where clap would write it into the /dev/null Rust's runtime put there and
-/// succeed (see [`crate::stdio`]).
+/// For a command line clap did not turn into a command: clap's message and status. The
+/// help and the version are printed here and the status returned, so that one that cannot
+/// be written fails as `ls --help >&-` and `ls --help >/dev/full` do, where clap would say
+/// nothing and exit 0 (a stdout closed when tj started takes the write into the /dev/null
+/// Rust's runtime put there: see [`crate::stdio`]). Every other message (a mistake on the
+/// command line) ends the process as clap ends it.
 fn exit_for(err: &clap::Error) -> Status {
+    use std::io::Write;
+
     use clap::error::ErrorKind;
-    let prints = matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
-    if let Some(closed) = crate::stdio::stdout_closed_error().filter(|_| prints) {
-        let what = if err.kind() == ErrorKind::DisplayHelp { "the help" } else { "the version" };
-        crate::diag::error(&anyhow::anyhow!("could not write {what} to stdout: {closed}"));
-        return Status::TjFailed;
+    let what = match err.kind() {
+        ErrorKind::DisplayHelp => "the help",
+        ErrorKind::DisplayVersion => "the version",
+        _ => err.exit(),
+    };
+    let printed = match crate::stdio::stdout_closed_error() {
+        Some(closed) => Err(closed),
+        None => err.print().and_then(|()| std::io::stdout().flush()),
+    };
+    match printed {
+        Ok(()) => Status::Ok,
+        Err(failed) if failed.kind() == std::io::ErrorKind::BrokenPipe => Status::Ok,
+        Err(failed) => {
+            crate::diag::error(&anyhow::anyhow!("could not write {what} to stdout: {failed}"));
+            Status::TjFailed
+        }
     }
-    err.exit()
 }
 
 /// `args` (a subcommand's name and what follows it) as that subcommand alone parses them,
@@ -260,7 +273,13 @@ fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>> {
                 .with_context(|| format!("could not read `{}`", p.display()))?;
         }
         _ => {
-            std::io::stdin().lock().read_to_end(&mut bytes).context("could not read stdin")?;
+            // A stdin closed when tj started fails as `cat <&-` does, not as the empty input
+            // of the /dev/null Rust's runtime put there (see `crate::stdio`).
+            match crate::stdio::stdin_closed_error() {
+                Some(closed) => Err(closed),
+                None => std::io::stdin().lock().read_to_end(&mut bytes).map(drop),
+            }
+            .context("could not read stdin")?;
         }
     }
     Ok(bytes)

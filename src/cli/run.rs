@@ -844,8 +844,9 @@ fn emit_rendition(
         && args.format() == Format::Text
     {
         // Streamed to stdout: the original is never held as text.
-        let written =
-            write_whole(run, shown_exit, redact, &mut |text| emit::stdout_bytes(text.as_bytes()));
+        let written = write_whole(run, shown_exit, redact, &mut |text| {
+            emit::stdout_bytes(text.as_bytes()).context("the rendition was not delivered")
+        });
         if let Err(err) = written
             && !diag::is_broken_pipe(&err)
         {
@@ -856,7 +857,7 @@ fn emit_rendition(
     let text = rendition_text(args.format(), rendition, run, duration_ms, shown_exit);
     let emitted = match &channel {
         Some(channel) => emit::to_channel(channel, &text),
-        None => emit::stdout(&text),
+        None => emit::stdout(&text).context("the rendition was not delivered"),
     };
     if let Err(err) = emitted {
         // The side channel failed: the agent still gets the text (fail open).

@@ -712,7 +712,7 @@ fn a_closed_stdin_stdout_or_stderr_is_closed_for_the_command_too() {
 /// What tj itself prints fails on a closed stdout as `cat`'s output does, where it wrote
 /// into the /dev/null Rust's runtime opens in its place and said nothing (exit 0): a script
 /// that runs `tj expand ID >&-` by mistake learns it got nothing. clap's help and version
-/// too.
+/// too, and what tj reads from a closed stdin.
 #[cfg(target_os = "linux")]
 #[test]
 fn what_tj_prints_to_a_closed_stdout_fails_as_cat_s_output_does() {
@@ -751,9 +751,24 @@ fn what_tj_prints_to_a_closed_stdout_fails_as_cat_s_output_does() {
         }
     }
     // Nothing to print, nothing to fail: `tj expand` of an id that is not there fails for
-    // that reason, not for its stdout.
+    // that reason, not for its stdout, and a search that finds nothing ends as `grep`'s.
     let missing = shell(&env, "\"$TJ\" expand 0123456789ab >&-");
     assert!(!stderr(&missing).contains("could not write"), "{missing:?}");
+    let grep = shell(&env, "grep NOMATCH out.txt >&-");
+    let nomatch = shell(&env, &format!("\"$TJ\" expand {id} --grep NOMATCH >&-"));
+    assert_eq!(grep.status.code(), Some(1), "{grep:?}");
+    assert_eq!(nomatch.status.code(), Some(1), "{nomatch:?}");
+    assert_eq!(stderr(&nomatch), "", "{nomatch:?}");
+    // The help that cannot be written is said to be lost, as `ls --help >/dev/full` says.
+    let full = shell(&env, "\"$TJ\" --help >/dev/full");
+    assert!(!full.status.success(), "{full:?}");
+    assert!(stderr(&full).contains("could not write the help to stdout"), "{full:?}");
+    // A closed stdin is not an empty input: `tj reduce <&-` fails as `cat <&-` does.
+    let cat = shell(&env, "cat <&-");
+    let reduce = shell(&env, "\"$TJ\" reduce --command 'cargo test' <&-");
+    assert!(!cat.status.success() && !reduce.status.success(), "{cat:?} {reduce:?}");
+    assert_eq!(reduce.stdout, b"", "{reduce:?}");
+    assert!(stderr(&reduce).contains("could not read stdin: Bad file descriptor"), "{reduce:?}");
 }
 
 // --- The agent's PTY is wide ------------------------------------------------------------------
