@@ -29,11 +29,8 @@ pub enum Format {
 
 /// Writes `text` and a final newline to stdout.
 pub fn stdout(text: &str) -> Result<()> {
-    if text.ends_with('\n') {
-        stdout_bytes(text.as_bytes())
-    } else {
-        stdout_parts(&[text.as_bytes(), b"\n"])
-    }
+    let newline: &[u8] = if text.ends_with('\n') { b"" } else { b"\n" };
+    stdout_parts(&[text.as_bytes(), newline])
 }
 
 /// Writes raw bytes to stdout unchanged (`tj expand --raw`).

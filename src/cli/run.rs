@@ -337,7 +337,7 @@ fn decide_mode(args: &Args, env: &Env) -> (Mode, Reason) {
         stdout_is_tty: std::io::stdout().is_terminal(),
         // Only compared with `--agent-stdout`.
         stdout_id: args.agent_stdout.as_ref().and_then(|_| stdout_identity()),
-        stdio_closed: relay::stdio_closed_at_start(),
+        stdio_closed: crate::stdio::closed_at_start() != 0,
     };
     mode::decide(&facts, env)
 }

@@ -152,29 +152,24 @@ struct Start<'a> {
 /// before [`classify`] words it (ENOEXEC is looked for by the caller).
 fn start(what: &Start<'_>) -> Result<io::Result<Spawned>, SpawnError> {
     let &Start { program, args, spec, on_pty, stdio, ignore_sigchld } = what;
+    // On a PTY the command is exec'd by the session leader's own code, from a plan made
+    // here (std's exec is never reached): std is given no environment to build.
+    let plan = match on_pty.then(|| ExecPlan::new(program, args, spec)) {
+        Some(None) => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
+        Some(Some(plan)) => Some(plan),
+        None => None,
+    };
     #[cfg(shared_leader)]
-    if on_pty {
-        let Some(plan) = ExecPlan::new(program, args, spec) else {
-            return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput)));
-        };
-        if let Some(spawned) = spawn_leader(&plan, stdio, &spec.cwd, ignore_sigchld)? {
-            return Ok(spawned);
-        }
+    if let Some(plan) = &plan
+        && let Some(spawned) = spawn_leader(plan, stdio, &spec.cwd, ignore_sigchld)?
+    {
+        return Ok(spawned);
     }
     let dup = |fd: BorrowedFd<'_>| dup_stdio(fd).map(Stdio::from);
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(&spec.cwd);
     cmd.stdin(dup(stdio[0])?).stdout(dup(stdio[1])?).stderr(dup(stdio[2])?);
-    // On a PTY the command is exec'd by the session leader's own code, from a plan made
-    // here (std's exec is never reached): std is given no environment to build.
-    let session = if on_pty {
-        match ExecPlan::new(program, args, spec) {
-            Some(plan) => Some(Session { report: Arc::new(AtomicI32::new(-1)), plan }),
-            None => return Ok(Err(io::Error::from(io::ErrorKind::InvalidInput))),
-        }
-    } else {
-        None
-    };
+    let session = plan.map(|plan| Session { report: Arc::new(AtomicI32::new(-1)), plan });
     // Without a PTY std's exec runs the command. Given no environment, std execs with
     // `environ`, which the hook points at the command's in the forked child: std would
     // build it from `vars_os` (see `CommandEnv`).

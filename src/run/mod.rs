@@ -322,15 +322,6 @@ pub fn note_at_start() {
     crate::stdio::note_closed_at_start();
 }
 
-/// Whether stdin, stdout or stderr was closed when tj started, as noted by [`note_at_start`]
-/// (never without the note: tests, or a platform where the binary cannot run code that
-/// early). tj cannot then run the command as it would run without tj, with that descriptor
-/// closed and the others as they are, through a PTY or pipe of its own: it runs it in its
-/// place ([`exec_in_place`], which closes it again).
-pub fn stdio_closed_at_start() -> bool {
-    crate::stdio::closed_at_start() != 0
-}
-
 /// Makes tj's signal dispositions those it was started with again, for an exec of the
 /// command in tj's place after [`SpawnError::Setup`].
 pub fn restore_inherited_signals() {

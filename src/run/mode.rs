@@ -99,7 +99,10 @@ pub struct Facts {
     pub stdout_is_tty: bool,
     /// stdout's (device, inode), if it could be read.
     pub stdout_id: Option<(u64, u64)>,
-    /// stdin, stdout or stderr was closed when tj started.
+    /// stdin, stdout or stderr was closed when tj started ([`crate::stdio`]). tj cannot
+    /// then run the command as it would run without tj, with that descriptor closed and the
+    /// others as they are, through a PTY or pipe of its own: it runs it in its place
+    /// ([`super::exec_in_place`], which closes it again).
     pub stdio_closed: bool,
 }
 
